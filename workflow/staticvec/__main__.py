@@ -1,0 +1,3 @@
+from staticvec.cli import main
+
+raise SystemExit(main())

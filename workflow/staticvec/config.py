@@ -1,0 +1,155 @@
+"""Configuration: load, merge and validate the workflow's config against its JSON schema.
+
+The schema is split by stage: ``workflow/schemas/config.schema.yaml`` holds the top level
+and ``workflow/schemas/config/<section>.schema.yaml`` the schema of ``config[<section>]``.
+Every object is closed (``additionalProperties: false``), so a misspelt key is an error,
+reported as one message that names the key and the keys or values that are allowed.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from staticvec.errors import StaticvecError
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class ConfigError(StaticvecError):
+    pass
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """Recursively merge ``override`` into a copy of ``base`` (as Snakemake merges --configfile)."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def load_yaml(path: str | os.PathLike) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+
+
+def load_config(paths: Iterable[str | os.PathLike]) -> dict:
+    """Load and merge config files, later files overriding earlier ones."""
+    config: dict = {}
+    for path in paths:
+        data = load_yaml(path) or {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: a config file must be a mapping of keys to values")
+        config = deep_merge(config, data)
+    return config
+
+
+def config_schema() -> dict:
+    """The full config schema: the top-level file with each section's schema inserted."""
+    schema = load_yaml(SCHEMA_DIR / "config.schema.yaml")
+    properties = schema.setdefault("properties", {})
+    for section_file in sorted((SCHEMA_DIR / "config").glob("*.schema.yaml")):
+        section = section_file.name[: -len(".schema.yaml")]
+        properties[section] = load_yaml(section_file)
+    return schema
+
+
+def _key_path(path: Iterable) -> str:
+    parts = []
+    for part in path:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        else:
+            parts.append(("." if parts else "") + str(part))
+    return "".join(parts) or "(top level)"
+
+
+def _describe(error, schema_root: dict) -> str:
+    """One readable line for a jsonschema error."""
+    key = _key_path(error.absolute_path)
+    validator = error.validator
+    if validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        where = f" under '{key}'" if error.absolute_path else " at the top level"
+        names = ", ".join(f"'{_key_path([*error.absolute_path, e])}'" for e in extra)
+        return f"unknown config key {names}; allowed keys{where}: {', '.join(allowed)}"
+    if validator == "enum":
+        return f"config key '{key}' = {error.instance!r} is not allowed; allowed values: {', '.join(map(repr, error.validator_value))}"
+    if validator == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"config key '{key}' must be of type {expected}, got {error.instance!r}"
+    if validator == "required":
+        missing = [name for name in error.validator_value if name not in error.instance]
+        return "missing config key " + ", ".join(f"'{_key_path([*error.absolute_path, m])}'" for m in missing)
+    if validator in {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "pattern", "minLength"}:
+        return f"config key '{key}' = {error.instance!r}: {error.message}"
+    if validator in {"oneOf", "anyOf"}:
+        return f"config key '{key}' = {error.instance!r} matches none of the allowed forms ({error.message})"
+    return f"config key '{key}': {error.message}"
+
+
+def validate_config(config: dict, sources: str = "config") -> dict:
+    """Validate ``config``; raise :class:`ConfigError` listing every problem, one per line.
+
+    Returns the config unchanged, so a Snakefile can write ``config = validate_config(config)``.
+    """
+    import jsonschema
+
+    schema = config_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    problems = [_describe(error, schema) for error in errors]
+    problems += _check_paths(config)
+    if problems:
+        lines = "\n  - ".join(dict.fromkeys(problems))
+        raise ConfigError(f"invalid configuration ({sources}):\n  - {lines}")
+    return config
+
+
+def _check_paths(config: dict) -> list[str]:
+    """Paths that must exist when the workflow starts (directories given in the config)."""
+    problems = []
+    mirror = config.get("resources", {}).get("mirror")
+    if mirror and not Path(resolve_path(mirror)).is_dir() and not config.get("resources", {}).get("allow_download"):
+        problems.append(
+            f"config key 'resources.mirror' = {mirror!r}: directory not found "
+            f"(and resources.allow_download is false, so nothing could be fetched)"
+        )
+    return problems
+
+
+def resolve_path(path: str | os.PathLike, root: str | os.PathLike | None = None) -> Path:
+    """Resolve a config path relative to the repository root (where Snakemake runs)."""
+    p = Path(os.path.expanduser(str(path)))
+    return p if p.is_absolute() else Path(root or os.getcwd()) / p
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("config", help="check config files against the schema")
+    parser.add_argument("files", nargs="+", help="config files, merged in order (later override earlier)")
+    parser.set_defaults(handler=_cli_validate)
+
+
+def _cli_validate(args) -> int:
+    config = load_config(args.files)
+    validate_config(config, sources=" + ".join(map(str, args.files)))
+    print(f"ok: {' + '.join(map(str, args.files))} is a valid configuration")
+    return 0

@@ -1,0 +1,1 @@
+"""Corpus stage: Wikipedia dump / WikiExtractor text → tokenized, filtered, sharded sentences."""

@@ -1,0 +1,325 @@
+"""The one in-memory embedding container and its file formats.
+
+Formats (chosen from the file name unless given):
+
+============== ============================ =============================================
+name           file                          layout
+============== ============================ =============================================
+``word2vec``   ``*.txt``, ``*.vec``, ``.gz``  text, header ``count dim``, ``word v1 … vd``
+``glove``      (explicit)                    text without header (GloVe's own output)
+``binary``     ``*.bin``                     word2vec binary: header, ``word<space>`` + d float32
+``npy``        ``*.npy``                     project format: float32 matrix + ``*.vocab`` (word[\\tcount])
+============== ============================ =============================================
+
+Reading is strict: a wrong header, a line with the wrong number of values, a duplicate
+word, a non-numeric value or invalid UTF-8 raises :class:`InputFileError` naming the file
+and line. The container converts to and from gensim's ``KeyedVectors``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from staticvec.errors import InputFileError
+from staticvec.files import atomic_open, atomic_path, open_any
+
+FORMATS = ("word2vec", "glove", "binary", "npy")
+
+
+class Embeddings:
+    """Words and their vectors (float32, one row per word), with gensim-like lookups."""
+
+    def __init__(self, words: Sequence[str], vectors: np.ndarray, counts: Sequence[int] | None = None):
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(words):
+            raise ValueError(f"{len(words)} words but vectors of shape {vectors.shape}")
+        self.words = list(words)
+        self.vectors = vectors
+        self.counts = None if counts is None else np.asarray(counts, dtype=np.int64)
+        self.index = {}
+        for i, word in enumerate(self.words):
+            if word in self.index:
+                raise ValueError(f"duplicate word {word!r} (rows {self.index[word]} and {i})")
+            self.index[word] = i
+        self._unit = None
+
+    # ------------------------------------------------------------ lookups
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.index
+
+    def __getitem__(self, word: str) -> np.ndarray:
+        return self.vectors[self.index[word]]
+
+    @property
+    def dim(self) -> int:
+        return self.vectors.shape[1]
+
+    def get_index(self, word: str, default=None):
+        return self.index.get(word, default)
+
+    def unit_vectors(self) -> np.ndarray:
+        """Rows scaled to unit length (zero rows stay zero); cached."""
+        if self._unit is None:
+            norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)
+            self._unit = self.vectors / np.where(norms > 0, norms, 1.0)
+        return self._unit
+
+    def mean_vector(self) -> np.ndarray:
+        return self.vectors.mean(axis=0)
+
+    def most_similar(self, word_or_vector, topn: int = 10, exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
+        """Nearest neighbours by cosine; a query word is excluded from its own list."""
+        unit = self.unit_vectors()
+        if isinstance(word_or_vector, str):
+            query = unit[self.index[word_or_vector]]
+            exclude = {word_or_vector, *exclude}
+        else:
+            query = np.asarray(word_or_vector, dtype=np.float32)
+            query = query / (np.linalg.norm(query) or 1.0)
+            exclude = set(exclude)
+        scores = unit @ query
+        order = np.argsort(-scores, kind="stable")
+        result = []
+        for i in order:
+            if self.words[i] not in exclude:
+                result.append((self.words[i], float(scores[i])))
+                if len(result) == topn:
+                    break
+        return result
+
+    def restrict(self, max_words: int) -> "Embeddings":
+        """The first ``max_words`` rows (files are frequency-ordered: MUSE reads the top 200k)."""
+        counts = None if self.counts is None else self.counts[:max_words]
+        return Embeddings(self.words[:max_words], self.vectors[:max_words], counts)
+
+    def lowercased(self) -> "Embeddings":
+        """Lower-case words, keeping the first (most frequent) row of words that collide."""
+        keep, seen = [], set()
+        for i, word in enumerate(self.words):
+            low = word.lower()
+            if low not in seen:
+                seen.add(low)
+                keep.append(i)
+        counts = None if self.counts is None else self.counts[keep]
+        return Embeddings([self.words[i].lower() for i in keep], self.vectors[keep], counts)
+
+    # ------------------------------------------------------------ gensim
+    def to_gensim(self):
+        from gensim.models import KeyedVectors
+
+        kv = KeyedVectors(self.dim, dtype=np.float32)
+        kv.add_vectors(self.words, self.vectors)
+        if self.counts is not None:
+            for word, count in zip(self.words, self.counts):
+                kv.set_vecattr(word, "count", int(count))
+        return kv
+
+    @classmethod
+    def from_gensim(cls, kv) -> "Embeddings":
+        words = list(kv.index_to_key)
+        counts = None
+        if words and "count" in kv.expandos:
+            counts = [kv.get_vecattr(w, "count") for w in words]
+        return cls(words, np.asarray(kv.vectors, dtype=np.float32), counts)
+
+    # ------------------------------------------------------------ I/O
+    def save(self, path: str | os.PathLike, fmt: str | None = None) -> None:
+        """Write atomically in ``fmt`` (default: from the file name)."""
+        fmt = fmt or guess_format(path)
+        if fmt == "npy":
+            with atomic_path(path) as tmp:
+                with open(tmp, "wb") as fh:
+                    np.save(fh, self.vectors)
+            with atomic_open(_vocab_path(path), "wt") as fh:
+                for i, word in enumerate(self.words):
+                    fh.write(word if self.counts is None else f"{word}\t{self.counts[i]}")
+                    fh.write("\n")
+        elif fmt == "binary":
+            with atomic_open(path, "wb") as fh:
+                fh.write(f"{len(self)} {self.dim}\n".encode())
+                for word, row in zip(self.words, self.vectors):
+                    fh.write(word.encode("utf-8") + b" " + row.astype("<f4").tobytes() + b"\n")
+        elif fmt in ("word2vec", "glove"):
+            with atomic_open(path, "wt") as fh:
+                if fmt == "word2vec":
+                    fh.write(f"{len(self)} {self.dim}\n")
+                for word, row in zip(self.words, self.vectors):
+                    fh.write(word + " " + " ".join(f"{x:.6g}" for x in row) + "\n")
+        else:
+            raise ValueError(f"unknown embedding format {fmt!r}; known: {', '.join(FORMATS)}")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, fmt: str | None = None, max_words: int | None = None) -> "Embeddings":
+        """Read a file strictly (see module doc); ``max_words`` stops after that many rows."""
+        path = Path(path)
+        if not path.exists():
+            raise InputFileError(path, "embedding file not found")
+        fmt = fmt or guess_format(path)
+        if fmt == "npy":
+            return _load_npy(path, max_words)
+        if fmt == "binary":
+            return _load_binary(path, max_words)
+        if fmt in ("word2vec", "glove"):
+            return _load_text(path, header=(fmt == "word2vec"), max_words=max_words)
+        raise ValueError(f"unknown embedding format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+def guess_format(path: str | os.PathLike) -> str:
+    name = Path(path).name
+    for suffix in (".gz", ".bz2", ".xz"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    if name.endswith(".npy"):
+        return "npy"
+    if name.endswith(".bin"):
+        return "binary"
+    return "word2vec"
+
+
+def _vocab_path(path: str | os.PathLike) -> Path:
+    path = Path(path)
+    return path.with_name(path.name[: -len(".npy")] + ".vocab") if path.name.endswith(".npy") else Path(f"{path}.vocab")
+
+
+def _parse_header(path, line: str, lineno: int = 1) -> tuple[int, int]:
+    parts = line.split()
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise InputFileError(
+            path,
+            f"expected a header 'count dim' (two integers), got {line.strip()[:60]!r}; "
+            "a file without header (GloVe output) needs format 'glove'",
+            lineno,
+        )
+    count, dim = int(parts[0]), int(parts[1])
+    if dim <= 0:
+        raise InputFileError(path, f"header gives dimension {dim}", lineno)
+    return count, dim
+
+
+def _load_text(path: Path, header: bool, max_words: int | None) -> Embeddings:
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    seen: dict[str, int] = {}
+    count, dim = None, None
+    with open_any(path, "rb") as fh:
+        try:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputFileError(path, f"invalid UTF-8 ({exc.reason} at byte {exc.start})", lineno) from None
+                if lineno == 1 and header:
+                    count, dim = _parse_header(path, line)
+                    continue
+                line = line.rstrip("\r\n").rstrip(" ")
+                if not line:
+                    raise InputFileError(path, "empty line", lineno)
+                if max_words is not None and len(words) >= max_words:
+                    break
+                word, _, rest = line.partition(" ")
+                values = rest.split(" ")
+                if dim is None:
+                    dim = len(values)
+                if len(values) != dim:
+                    raise InputFileError(path, f"expected {dim} values after the word {word!r}, found {len(values)}", lineno)
+                try:
+                    row = np.asarray(values, dtype=np.float32)
+                except ValueError:
+                    bad = next(v for v in values if not _is_float(v))
+                    raise InputFileError(path, f"non-numeric value {bad!r} for word {word!r}", lineno) from None
+                if word in seen:
+                    raise InputFileError(path, f"duplicate word {word!r} (first on line {seen[word]})", lineno)
+                seen[word] = lineno
+                words.append(word)
+                rows.append(row)
+        except (EOFError, OSError) as exc:
+            raise InputFileError(path, f"corrupt or truncated file ({exc})") from None
+    if header and count is None:
+        raise InputFileError(path, "empty file: no header")
+    if header and max_words is None and len(words) != count:
+        raise InputFileError(path, f"header announces {count} words but the file has {len(words)}")
+    vectors = np.vstack(rows) if rows else np.zeros((0, dim or 0), dtype=np.float32)
+    return Embeddings(words, vectors)
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _load_binary(path: Path, max_words: int | None) -> Embeddings:
+    with open_any(path, "rb") as fh:
+        data = fh.read()
+    newline = data.find(b"\n")
+    if newline < 0:
+        raise InputFileError(path, "no header line", 1)
+    try:
+        header = data[:newline].decode("ascii")
+    except UnicodeDecodeError:
+        raise InputFileError(path, "header is not ASCII 'count dim'", 1) from None
+    count, dim = _parse_header(path, header)
+    n = count if max_words is None else min(count, max_words)
+    words, vectors, seen = [], np.empty((n, dim), dtype=np.float32), {}
+    pos, width = newline + 1, 4 * dim
+    for i in range(n):
+        while pos < len(data) and data[pos : pos + 1] in (b"\n", b" "):
+            pos += 1  # word2vec.c ends each record with '\n'; gensim does not
+        space = data.find(b" ", pos)
+        if space < 0 or space + 1 + width > len(data):
+            raise InputFileError(path, f"truncated: header announces {count} words, record {i + 1} is incomplete")
+        try:
+            word = data[pos:space].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputFileError(path, f"record {i + 1}: word is invalid UTF-8 ({exc.reason})") from None
+        if word in seen:
+            raise InputFileError(path, f"record {i + 1}: duplicate word {word!r} (first at record {seen[word] + 1})")
+        seen[word] = i
+        words.append(word)
+        vectors[i] = np.frombuffer(data, dtype="<f4", count=dim, offset=space + 1)
+        pos = space + 1 + width
+    if max_words is None and data[pos:].strip():
+        raise InputFileError(path, f"header announces {count} words but more data follows record {count}")
+    if not np.isfinite(vectors).all():
+        bad = int(np.where(~np.isfinite(vectors).all(axis=1))[0][0])
+        raise InputFileError(path, f"record {bad + 1} ({words[bad]!r}) holds a non-finite value")
+    return Embeddings(words, vectors)
+
+
+def _load_npy(path: Path, max_words: int | None) -> Embeddings:
+    vocab = _vocab_path(path)
+    if not vocab.exists():
+        raise InputFileError(path, f"project format needs its word list {vocab}, which is missing")
+    try:
+        vectors = np.load(path, mmap_mode="r")
+    except ValueError as exc:
+        raise InputFileError(path, f"not a valid .npy matrix ({exc})") from None
+    words, counts = [], []
+    with open(vocab, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if max_words is not None and len(words) >= max_words:
+                break
+            try:
+                line = raw.decode("utf-8").rstrip("\n")
+            except UnicodeDecodeError as exc:
+                raise InputFileError(vocab, f"invalid UTF-8 ({exc.reason})", lineno) from None
+            word, _, count = line.partition("\t")
+            words.append(word)
+            if count:
+                counts.append(int(count))
+    if max_words is None and len(words) != vectors.shape[0]:
+        raise InputFileError(vocab, f"{len(words)} words for a matrix of {vectors.shape[0]} rows")
+    rows = np.asarray(vectors[: len(words)], dtype=np.float32)
+    try:
+        return Embeddings(words, rows, counts if len(counts) == len(words) else None)
+    except ValueError as exc:
+        raise InputFileError(vocab, str(exc)) from None

@@ -1,0 +1,131 @@
+"""File helpers shared by every stage: atomic writes, transparent (de)compression, checksums.
+
+Every output of the workflow is written through :func:`atomic_path` / :func:`atomic_open`:
+the data goes to a temporary file beside the target and is renamed into place only when
+complete, so an interrupted job never leaves a half-written file that looks finished.
+"""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import gzip
+import hashlib
+import json
+import lzma
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Iterator
+
+from staticvec.errors import InputFileError
+
+_COMPRESSED_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+def compression_of(path: str | os.PathLike) -> str | None:
+    """The compression suffix of ``path`` ('.gz', '.bz2', '.xz') or None."""
+    suffix = Path(path).suffix
+    return suffix if suffix in _COMPRESSED_OPENERS else None
+
+
+_MAGIC = {b"\x1f\x8b": ".gz", b"BZh": ".bz2", b"\xfd7zXZ\x00": ".xz"}
+
+
+def sniff_compression(path: str | os.PathLike) -> str | None:
+    """The compression of an existing file from its first bytes ('.gz', '.bz2', '.xz') or None.
+
+    Reading by content rather than by name lets a mirror keep a file compressed under the
+    plain name its checksum and its upstream URL use.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    for magic, kind in _MAGIC.items():
+        if head.startswith(magic):
+            return kind
+    return None
+
+
+def open_any(path: str | os.PathLike, mode: str = "rt", encoding: str = "utf-8", **kwargs) -> IO:
+    """Open a plain, gzip, bzip2 or xz file: by content when reading, by suffix when writing."""
+    kind = sniff_compression(path) if "r" in mode else compression_of(path)
+    opener = _COMPRESSED_OPENERS.get(kind or "", None)
+    if "b" in mode:
+        return (opener or open)(path, mode, **kwargs)
+    if opener is None:
+        return open(path, mode, encoding=encoding, **kwargs)
+    return opener(path, mode, encoding=encoding, **kwargs)
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; rename it onto ``target`` on success.
+
+    On an exception the temporary file is removed and ``target`` is left untouched.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp_path.unlink()
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(target: str | os.PathLike, mode: str = "wt", encoding: str = "utf-8", **kwargs) -> Iterator[IO]:
+    """Open ``target`` for writing atomically; compression follows the target's suffix."""
+    if "r" in mode or "a" in mode:
+        raise ValueError("atomic_open is for writing a whole file")
+    with atomic_path(target) as tmp:
+        opener = _COMPRESSED_OPENERS.get(compression_of(target) or "")
+        if opener is None:
+            fh = open(tmp, mode, **({} if "b" in mode else {"encoding": encoding}), **kwargs)
+        elif "b" in mode:
+            fh = opener(tmp, mode, **kwargs)
+        else:
+            fh = opener(tmp, mode, encoding=encoding, **kwargs)
+        with fh:
+            yield fh
+
+
+def write_json(target: str | os.PathLike, obj, indent: int = 2) -> None:
+    """Write ``obj`` as pretty JSON, atomically."""
+    with atomic_open(target, "wt") as fh:
+        json.dump(obj, fh, indent=indent, sort_keys=False, ensure_ascii=False)
+        fh.write("\n")
+
+
+def read_json(path: str | os.PathLike):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(path, f"not valid JSON ({exc.msg})", exc.lineno) from None
+
+
+def sha256_of(path: str | os.PathLike, decompress: bool = False, chunk: int = 1 << 20) -> str:
+    """sha256 of a file's bytes, or of its decompressed content when ``decompress``.
+
+    Reading a truncated or corrupt compressed file raises :class:`InputFileError`.
+    """
+    digest = hashlib.sha256()
+    try:
+        with (open_any(path, "rb") if decompress else open(path, "rb")) as fh:
+            for block in iter(lambda: fh.read(chunk), b""):
+                digest.update(block)
+    except (EOFError, OSError, lzma.LZMAError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise InputFileError(path, f"corrupt or truncated compressed file ({exc})") from None
+    return digest.hexdigest()
+
+
+def touch_done(marker: str | os.PathLike, payload: dict | None = None) -> None:
+    """Write a small completion marker (JSON) atomically."""
+    write_json(marker, payload or {"done": True})
