@@ -16,6 +16,7 @@ keeps only the last line (``"last"``).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Iterable, Mapping
@@ -32,6 +33,7 @@ _HAS_DIGIT = re.compile(r"\d")
 _NON_WORD = re.compile(r"\W+")
 
 
+@functools.lru_cache(maxsize=1 << 20)  # lexicons repeat words: PPDB-XL has 460k tokens, 85k types
 def norm_word(word: str) -> str:
     """Faruqui's normalisation: ``---num---`` for words with a digit, ``---punc---`` for words
     without a word character, the lower-cased word otherwise."""

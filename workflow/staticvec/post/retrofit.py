@@ -30,11 +30,12 @@ its fixed point solves :math:`(D_\alpha + D_B - B)\,Q = D_\alpha \hat Q`, with
 below 2^-10 of the initial distance). It is *not* the minimiser of the papers' objective
 :math:`\Psi = \sum_i \alpha\lVert q_i-\hat q_i\rVert^2 + \sum_{i,j} B_{ij}\lVert q_i-q_j\rVert^2`:
 setting Ψ's gradient to zero gives :math:`(D_\alpha + D_B + D_{B^\top} - B - B^\top)\,Q =
-D_\alpha\hat Q`, because every edge term also pulls on :math:`q_j`. When ``B`` is symmetric
-the fixed point is exactly the minimiser of Ψ with every edge weight halved (each undirected
-edge counted once); with a directional lexicon it is the point where every word minimises its
-own terms given its neighbours. That fixed point is what both released codes compute, so that
-is what we compute (``tests/test_post_retrofit.py`` checks all of this on small graphs).
+D_\alpha\hat Q`, because every edge term also pulls on :math:`q_j`. In general the fixed
+point is the point where every word minimises its own terms given its neighbours; when ``B``
+is symmetric (β/deg is symmetric only when linked words have equal degrees) it is exactly the
+minimiser of Ψ with every edge weight halved (each undirected edge counted once). That fixed
+point is what both released codes compute, so it is what we compute
+(``tests/test_post_retrofit.py`` checks all of this on small graphs).
 
 **Jacobi or Gauss-Seidel.** The released scripts update words one at a time in place
 (Gauss-Seidel, in Python's arbitrary ``set`` order). ``solver="jacobi"`` (default) updates all

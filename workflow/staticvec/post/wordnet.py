@@ -47,14 +47,14 @@ def read_synsets(wordnet_dir: str | os.PathLike):
                 try:
                     fields = raw.decode("utf-8").split(" | ", 1)[0].split()
                     offset, n_words = fields[0], int(fields[3], 16)
-                    lemmas = [_MARKER.sub("", w) for w in fields[4 : 4 + 2 * n_words : 2]]
+                    lemmas = [_MARKER.sub("", w) if w[-1] == ")" else w for w in fields[4 : 4 + 2 * n_words : 2]]
                     at = 4 + 2 * n_words
                     n_pointers = int(fields[at])
                     pointers = fields[at + 1 : at + 1 + 4 * n_pointers]
                     related = [
-                        ("a" if pointers[k + 2] == "s" else pointers[k + 2], pointers[k + 1])
-                        for k in range(0, len(pointers), 4)
-                        if pointers[k] in HYPERNYMY_POINTERS
+                        ("a" if target_pos == "s" else target_pos, target)
+                        for symbol, target, target_pos in zip(pointers[0::4], pointers[1::4], pointers[2::4])
+                        if symbol in HYPERNYMY_POINTERS
                     ]
                     if len(pointers) != 4 * n_pointers:
                         raise ValueError("fewer pointers than announced")
@@ -66,20 +66,26 @@ def read_synsets(wordnet_dir: str | os.PathLike):
     return synsets
 
 
-def wordnet_lexicon(wordnet_dir: str | os.PathLike, relations: str = "synonyms", multiword: bool = False) -> Lexicon:
-    """Build the ``synonyms`` or ``synonyms+`` lexicon (see module doc).
+def wordnet_lexicon(
+    wordnet_dir: str | os.PathLike, relations: str = "synonyms", multiword: bool = False, synsets: dict | None = None
+) -> Lexicon:
+    """Build the ``synonyms`` or ``synonyms+`` lexicon (see module doc); ``synsets``: from
+    :func:`read_synsets` if already read.
 
     Words are normalised like lexicon files are read (:func:`norm_word`, so lower-cased);
-    multi-word lemmas (``new_york``) are left out unless ``multiword``. Each head's
+    multi-word lemmas (``new_york``) are left out unless ``multiword``, and so are lemmas that
+    normalise to ``---num---`` or ``---punc---`` (``1st``, ``.22``). Each head's
     neighbours are sorted, so the output does not depend on file order.
     """
     if relations not in RELATIONS:
         raise ValueError(f"relations must be one of {RELATIONS}, got {relations!r}")
-    synsets = read_synsets(wordnet_dir)
+    if synsets is None:
+        synsets = read_synsets(wordnet_dir)
 
-    words = {
-        key: [norm_word(w) for w in lemmas if multiword or "_" not in w] for key, (lemmas, _) in synsets.items()
-    }
+    words = {}
+    for key, (lemmas, _) in synsets.items():
+        normed = (norm_word(w) for w in lemmas if multiword or "_" not in w)
+        words[key] = [w for w in normed if not w.startswith("---")]  # placeholders would link unrelated lemmas
     neighbours = defaultdict(set)
     for key, (_, related) in synsets.items():
         linked = set(words[key])
