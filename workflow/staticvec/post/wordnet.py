@@ -75,7 +75,8 @@ def wordnet_lexicon(
     Words are normalised like lexicon files are read (:func:`norm_word`, so lower-cased);
     multi-word lemmas (``new_york``) are left out unless ``multiword``, and so are lemmas that
     normalise to ``---num---`` or ``---punc---`` (``1st``, ``.22``). Each head's
-    neighbours are sorted, so the output does not depend on file order.
+    neighbours are sorted, so the output does not depend on file order; words left without
+    a neighbour are left out.
     """
     if relations not in RELATIONS:
         raise ValueError(f"relations must be one of {RELATIONS}, got {relations!r}")
@@ -96,4 +97,4 @@ def wordnet_lexicon(
                 linked.update(words[other])
         for word in words[key]:
             neighbours[word].update(linked)
-    return {word: sorted(linked - {word}) for word, linked in neighbours.items()}
+    return {word: sorted(linked - {word}) for word, linked in neighbours.items() if linked - {word}}
