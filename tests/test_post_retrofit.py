@@ -213,6 +213,13 @@ def test_graph_values_duplicates_and_self_loops_are_ignored():
         np.testing.assert_allclose(retrofit(x, g, iterations=4), retrofit(x, sparse.csr_matrix(a), iterations=4), atol=1e-14)
 
 
+@pytest.mark.parametrize("solver", ["jacobi", "gauss-seidel"])
+def test_empty_graph_changes_nothing(solver):
+    x = np.arange(6.0).reshape(3, 2)
+    for method in ("faruqui", "student-t"):
+        np.testing.assert_array_equal(retrofit(x, sparse.csr_matrix((3, 3)), method, solver=solver), x)
+
+
 def test_float32_input_gives_float32_close_to_float64():
     a = random_graph(seed=17)
     x = np.random.default_rng(18).normal(size=(10, 4))

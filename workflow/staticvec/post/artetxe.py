@@ -12,6 +12,11 @@ the eigenvector basis; ``basis="original"`` rotates back, :math:`X Q \Lambda^\al
 X (X^\top X)^\alpha`, so that α = 0 is exactly the identity. The two differ by a rotation
 only, which no cosine-based evaluation sees. Powers of zero eigenvalues (a rank-deficient X)
 are taken as 0 for α ≠ 0 (a pseudo-power) instead of the released code's inf/nan.
+
+The workflow writes one embedding per α of the sweep (``post.artetxe`` in the config; a coarse
+step by default, the paper's 0.05 at paper scale). Which α a table reports is the table's choice:
+Context-to-Vec's Table 4 gives Artetxe et al.'s best, i.e. the α chosen on the evaluation sets
+themselves, as Artetxe et al. report their whole curve.
 """
 
 from __future__ import annotations

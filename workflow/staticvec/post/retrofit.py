@@ -71,16 +71,16 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------ Student-t weights
 
 
-def student_t_kernel(sq_dist: np.ndarray, nu: float = 100.0, sigma: float = 1.0, log: bool = False) -> np.ndarray:
+def student_t_kernel(sq_dist: np.ndarray, nu: float = 100.0, sigma: float = 1.0, as_log: bool = False) -> np.ndarray:
     r"""Context-to-Vec's kernel :math:`(1 + d^2/(\sigma\nu))^{-(\nu+1)}` of squared distances.
 
     The paper's eq. 11 multiplies it by :math:`C_\nu = 2\pi(\Gamma(\frac{\nu+1}2)/(\sqrt{\nu\pi}
     \Gamma(\frac\nu2)))^2` (the square of the Student-t density, hence the exponent −(ν+1));
     the constant cancels when the weights are normalised over a word's neighbours, so it is
-    left out. ``log=True`` returns the logarithm (no underflow for far neighbours).
+    left out. ``as_log=True`` returns the logarithm (no underflow for far neighbours).
     """
     out = -(nu + 1.0) * np.log1p(np.asarray(sq_dist, dtype=np.float64) / (sigma * nu))
-    return out if log else np.exp(out)
+    return out if as_log else np.exp(out)
 
 
 def edge_sq_distances(centres: np.ndarray, neighbours: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -99,7 +99,7 @@ def student_t_weights(graph, centres: np.ndarray, neighbours: np.ndarray, nu: fl
     graph = graph.tocsr()
     counts = np.diff(graph.indptr)
     rows = np.repeat(np.arange(graph.shape[0]), counts)
-    logk = student_t_kernel(edge_sq_distances(centres, neighbours, rows, graph.indices), nu, sigma, log=True)
+    logk = student_t_kernel(edge_sq_distances(centres, neighbours, rows, graph.indices), nu, sigma, as_log=True)
     weights = np.exp(logk - _segment_reduce(np.maximum, logk, graph.indptr, counts))  # max-shifted: no underflow
     weights /= _segment_reduce(np.add, weights, graph.indptr, counts)
     out = graph.copy()
