@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "staticvec.config",
     "staticvec.resources",
     "staticvec.corpus.cli",
+    "staticvec.post.cli",
 ]
 
 
