@@ -196,7 +196,7 @@ def fit_head(teacher, shards, mode: str = "unmasked", train_positions: int = 50_
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            total += float(loss) * len(idx)
+            total += float(loss.detach()) * len(idx)
         losses.append(total / max(len(train), 1))
         log.info("MLM head epoch %d/%d: loss %.4f", epoch + 1, epochs, losses[-1])
     head.eval().requires_grad_(False)
