@@ -197,6 +197,8 @@ def test_ase_sums_are_sums_of_word_vectors(bert, tmp_path):
     vecs = {layer: np.concatenate([p[f"word_vectors.{layer}"] for p in store.parts()]) for layer in (0, 2)}
     ase = store.ase()
     assert ase["sums"].shape == (len(vocab), 3, 16)
+    assert (ids < 0).any()  # OOV words are counted for no vocabulary word
+    np.testing.assert_array_equal(ase["counts"], np.bincount(ids[ids >= 0], minlength=len(vocab)))
     for w in ("the", "cat", "."):
         v = vocab.index[w]
         assert ase["counts"][v] == (ids == v).sum() > 0

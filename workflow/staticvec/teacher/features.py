@@ -299,14 +299,14 @@ class FeatureExtractor:
         unit_word_out = torch.as_tensor(units.word_out)
         unit_word_sent = torch.as_tensor(units.word_sentence)
         vocab_ids = torch.as_tensor(out["word_ids"].astype(np.int64))
-        all_layers = spec.ase or spec.sentence_vectors or bool(self.layers)
+        need_hidden = spec.ase or bool(self.layers)  # all layers' states; else the last one suffices
         with torch.inference_mode():
             for batch in length_batches(al.lengths, self.batch_tokens):
                 ids_np, pw_np, valid_np = pad_batch(al, batch, teacher.pad_id)
                 B, L = ids_np.shape
                 ids = torch.as_tensor(ids_np, device=teacher.device)
                 mask = torch.as_tensor(valid_np, device=teacher.device).long()
-                result = teacher.forward(ids, mask, hidden_states=all_layers, attentions=bool(S))
+                result = teacher.forward(ids, mask, hidden_states=need_hidden, attentions=bool(S))
                 # piece -> batch-local word index (the batch units' words concatenated)
                 nw = al.n_words[batch]
                 local_start = np.concatenate([[0], np.cumsum(nw)[:-1]])
@@ -356,8 +356,9 @@ class FeatureExtractor:
     # --------------------------------------------------------- feature pieces
     def _ase_add(self, hidden, word_means, vocab_of_local, b_target):
         torch = self.torch
-        rows = torch.as_tensor(self.ase_rows)[vocab_of_local.cpu()]
-        keep = (rows >= 0) & b_target
+        vocab_of_local = vocab_of_local.cpu()
+        rows = torch.as_tensor(self.ase_rows)[vocab_of_local.clamp(min=0)]
+        keep = (rows >= 0) & (vocab_of_local >= 0) & b_target  # OOV words (id -1) have no row
         if not bool(keep.any()):
             return
         keep_dev = keep.to(self.teacher.device)
@@ -437,7 +438,7 @@ class FeatureExtractor:
         if not len(b_idx):
             return None
         words = b_out_np[local[b_idx, p_idx]]
-        piece_ids = ids[torch.as_tensor(b_idx), torch.as_tensor(p_idx)].cpu().numpy()
+        piece_ids = ids[torch.as_tensor(b_idx, device=ids.device), torch.as_tensor(p_idx, device=ids.device)].cpu().numpy()
         top_ids, top_logits = [], []
         if self.spec.mlm_mode == "unmasked":
             states = last[torch.as_tensor(b_idx, device=last.device), torch.as_tensor(p_idx, device=last.device)]
