@@ -61,7 +61,7 @@ def _head_class():
 
         def forward(self, hidden):
             h = self.norm(self.act(self.dense(hidden.to(self.dense.weight.dtype))))
-            return h @ self.embeddings.to(h.dtype).T + self.bias.to(h.dtype)
+            return nn.functional.linear(h, self.embeddings.to(h.dtype), self.bias.to(h.dtype))
 
     return FittedMLMHead
 
