@@ -149,8 +149,8 @@ def _features(args) -> int:
         ase_words = ids
     sidecar = write_shard_features(teacher, args.shard, args.out, spec, vocab, args.vocab, args.part_sentences,
                                    args.batch_tokens, ase_words)
-    log.info("%s: %d sentences, %d words, %s pieces/s", args.out, sidecar["sentences"], sidecar["words"],
-             sidecar["this_run"]["pieces_per_second"])
+    log.info("%s: %d sentences, %d words, %s word pieces/s", args.out, sidecar["sentences"], sidecar["words"],
+             sidecar["this_run"]["word_pieces_per_second"])
     return 0
 
 

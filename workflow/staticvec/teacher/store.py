@@ -181,7 +181,7 @@ def _finish(out_dir, plan, extractor, teacher, spec, vocab, elapsed, pieces, n_n
         "truncated_inputs_this_run": truncated,
         "ase": "ase.npz" if spec.ase else None,
         "this_run": {"parts": n_new, "seconds": round(elapsed, 3),
-                     "pieces_per_second": round(pieces / elapsed, 1) if elapsed > 0 and pieces else None},
+                     "word_pieces_per_second": round(pieces / elapsed, 1) if elapsed > 0 and pieces else None},
     }
     write_json(out_dir / "features.json", sidecar)
     return sidecar
