@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "staticvec.resources",
     "staticvec.corpus.cli",
     "staticvec.post.cli",
+    "staticvec.teacher.cli",
 ]
 
 
