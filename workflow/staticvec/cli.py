@@ -19,6 +19,7 @@ from staticvec.errors import StaticvecError
 COMMAND_MODULES = [
     "staticvec.config",
     "staticvec.evaluate.intrinsic",
+    "staticvec.report.tables",
 ]
 
 

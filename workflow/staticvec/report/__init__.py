@@ -1,0 +1,1 @@
+"""Reports: tables of our numbers beside the papers', figures, the run manifest."""
