@@ -38,6 +38,7 @@ def test_evaluate_on_a_small_data_directory(tmp_path):
         ("drop", True, None, 6, 5)
     ws = result["results"]["ws353"]
     assert (ws["metric"], ws["found"], ws["total"], ws["score"]) == ("spearman", 3, 4, pytest.approx(1.0))
+    assert ws["oov_policy"] == "drop" and ws["task"] == "similarity"
     google = result["results"]["google"]
     assert (google["score"], google["found"], google["total"], google["semantic"]) == (1.0, 1, 2, 1.0)
     ap = result["results"]["ap"]

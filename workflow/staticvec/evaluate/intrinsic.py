@@ -6,7 +6,7 @@
     {"vocab_size": 99812, "dim": 300, "oov_policy": "drop", "lowercase": true, "max_vocab": null,
      "vocab_size_file": 100000, "settings": {...},
      "results": {"ws353": {"task": "similarity", "metric": "spearman", "score": 0.61,
-                           "found": 350, "total": 353, "scored": 350, ...},
+                           "found": 350, "total": 353, "scored": 350, "oov_policy": "drop", ...},
                  "google": {"task": "analogy", "metric": "accuracy", "score": 0.52,
                             "semantic": 0.61, "syntactic": 0.45, "groups": {...}, "sections": {...}},
                  "semeval2012": {..., "variants": {"cosine": .., "dot": .., "web": ..}},
@@ -145,6 +145,7 @@ def evaluate(
             entry = relational.evaluate_relational(lookup, data, relational_score, semeval_split)
         else:
             entry = categorization.evaluate_categorization(lookup, data, categorization_method, seed)
+        entry["oov_policy"] = lookup.oov  # also at the top level; repeated so each entry stands alone
         entry["seconds"] = round(time.perf_counter() - t0, 3)
         results[name] = entry
         score = "n/a" if entry["score"] is None else f"{entry['score']:.4f}"
