@@ -22,6 +22,8 @@ COMMAND_MODULES = [
     "staticvec.corpus.cli",
     "staticvec.post.cli",
     "staticvec.teacher.cli",
+    "staticvec.evaluate.intrinsic",
+    "staticvec.report.tables",
 ]
 
 
