@@ -1,0 +1,1 @@
+"""Evaluation of word embeddings: intrinsic (similarity, analogy, ...) and extrinsic (tagging, classification)."""
