@@ -117,6 +117,31 @@ def test_malformed_data_line_is_a_clean_error(data_dir, vectors, tmp_path, capsy
     assert not (tmp_path / "r.json").exists()
 
 
+def test_an_interrupted_job_resumes_from_its_finished_runs(data_dir, vectors, tmp_path):
+    out = tmp_path / "r.json"
+    good_test = (data_dir / "TREC.test").read_text()
+    (data_dir / "TREC.test").write_text("broken\n")
+    args = [
+        "classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "mr", "trec", "--seeds", "1",
+        "--out", str(out), "--filters", "4", "--epochs", "2", "--learning-rates", "0.01",
+    ]
+    assert main(args) == 2  # MR finished, TREC failed
+    partial = tmp_path / "r.json.partial.jsonl"
+    records = [json.loads(line) for line in partial.read_text().splitlines()]
+    assert [(r["dataset"], r["seed"]) for r in records] == [("mr", 1)]
+    records[0]["run"]["test"]["accuracy"] = 0.123  # mark the saved run to see it reused
+    partial.write_text(json.dumps(records[0]) + "\n")
+    (data_dir / "TREC.test").write_text(good_test)
+    assert main(args) == 0
+    result = json.loads(out.read_text())
+    assert result["datasets"]["mr"]["accuracy"]["mean"] == 0.123
+    assert not partial.exists()
+    # other settings: the saved run is not reused
+    partial.write_text(json.dumps(records[0]) + "\n")
+    assert main([*args[:-1], "0.02"]) == 0
+    assert json.loads(out.read_text())["datasets"]["mr"]["accuracy"]["mean"] != 0.123
+
+
 def test_config_arguments_round_trip_through_the_parser():
     config = {
         "seeds": [1, 2],

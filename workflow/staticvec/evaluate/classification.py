@@ -42,6 +42,7 @@ GPU alike (the model is small; no autocast, so both devices give comparable numb
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -343,8 +344,12 @@ def evaluate_dataset(
     seeds: Sequence[int],
     settings: ClassifierSettings,
     device: torch.device,
+    checkpoint: "RunCheckpoint | None" = None,
 ) -> dict:
-    """Score ``embeddings`` on one data set over ``seeds``: per-seed runs and mean ± std."""
+    """Score ``embeddings`` on one data set over ``seeds``: per-seed runs and mean ± std.
+
+    With a ``checkpoint``, runs it already holds are reused and each new run is added to it.
+    """
     words = WordTable(embeddings, dataset.all_sentences())
     table = torch.from_numpy(words.vectors).to(device)
 
@@ -357,11 +362,18 @@ def evaluate_dataset(
         empty = [name for name in ("train", "validation", "test") if not len(getattr(split, name))]
         if empty:
             raise StaticvecError(f"data set {dataset.name}, seed {seed}: the {' and '.join(empty)} part is empty ({split.protocol})")
+        sizes = {"train": len(split.train), "validation": len(split.validation), "test": len(split.test)}
+        protocol = split.protocol
+        run = checkpoint.get(dataset.name, seed) if checkpoint is not None else None
+        if run is not None:
+            log.info("%s seed %d: reusing the finished run in %s", dataset.name, seed, checkpoint.path)
+            runs.append(run)
+            continue
         train_data, validation, test = encode(split.train), encode(split.validation), encode(split.test)
         refit = encode(LabelledSentences.concat([split.train, split.validation])) if settings.refit else None
-        sizes = {"train": len(train_data), "validation": len(validation), "test": len(test)}
-        protocol = split.protocol
         run = run_seed(table, dataset.n_classes, train_data, validation, test, refit, seed, settings)
+        if checkpoint is not None:
+            checkpoint.add(dataset.name, seed, run)
         log.info(
             "%s seed %d: lr %g, %d epochs (validation %s %.4f); test macro-F1 %.4f, accuracy %.4f (%.1f s)",
             dataset.name, seed, run["learning_rate"], run["epochs"], settings.select_by,
@@ -386,6 +398,42 @@ def evaluate_dataset(
 # ---------------------------------------------------------------- all data sets
 
 
+class RunCheckpoint:
+    """Finished (data set, seed) runs, one JSON line each, so an interrupted job resumes where it stopped.
+
+    A line is reused only if its ``fingerprint`` (the settings and the embedding file's path, size
+    and modification time) equals the current one; the file is removed when the job completes.
+    """
+
+    def __init__(self, path: str | os.PathLike, fingerprint: dict):
+        self.path = os.fspath(path)
+        self.fingerprint = fingerprint
+        self.runs: dict[tuple[str, int], dict] = {}
+        if os.path.exists(self.path):
+            with open(self.path, encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        record = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # a line cut by the interruption
+                    if record.get("fingerprint") == fingerprint:
+                        self.runs[(record["dataset"], record["seed"])] = record["run"]
+
+    def get(self, dataset: str, seed: int) -> dict | None:
+        return self.runs.get((dataset, seed))
+
+    def add(self, dataset: str, seed: int, run: dict) -> None:
+        self.runs[(dataset, seed)] = run
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"dataset": dataset, "seed": seed, "fingerprint": self.fingerprint, "run": run}) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def remove(self) -> None:
+        if os.path.exists(self.path):
+            os.remove(self.path)
+
+
 def resolve_device(device: str = "auto") -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -408,6 +456,7 @@ def classify(
     seeds: Sequence[int] = (1,),
     settings: ClassifierSettings | None = None,
     device: str | torch.device = "auto",
+    checkpoint: RunCheckpoint | None = None,
 ) -> dict:
     """Score ``embeddings`` on each data set; the JSON-ready result (see module doc)."""
     settings = settings or ClassifierSettings()
@@ -421,7 +470,7 @@ def classify(
     results = {}
     for name in datasets:
         dataset = load_dataset(name, data_dir, settings.tokenization, settings.trec_labels)
-        results[name] = evaluate_dataset(table, dataset, seeds, settings, device)
+        results[name] = evaluate_dataset(table, dataset, seeds, settings, device, checkpoint)
     average = {
         metric: float(np.mean([results[name][metric]["mean"] for name in datasets])) for metric in ("macro_f1", "accuracy")
     }

@@ -8,6 +8,7 @@ flags for the workflow rule.
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 
 DATASETS = ("mr", "cr", "subj", "mpqa", "trec", "sst5")  # = classification_data.DATASET_NAMES
@@ -44,6 +45,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, help="result JSON")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--checkpoint", help="finished runs are kept here to resume an interrupted job (default OUT.partial.jsonl)")
     g = p.add_argument_group("protocol (defaults: X2Static)")
     g.add_argument("--filters", type=int, default=100)
     g.add_argument("--kernel-size", type=int, default=3)
@@ -65,16 +67,27 @@ def _cli_classify(args) -> int:
     import torch
 
     from staticvec.embeddings import Embeddings
-    from staticvec.evaluate.classification import ClassifierSettings, classify
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from staticvec.evaluate.classification import ClassifierSettings, RunCheckpoint, classify
     from staticvec.files import write_json
 
     if args.threads:
         torch.set_num_threads(args.threads)
     settings = ClassifierSettings(**{key: getattr(args, key) for key in _SETTING_FLAGS}, refit=args.refit)
     embeddings = Embeddings.load(args.vectors, fmt=args.format)
-    result = classify(embeddings, args.data_dir, args.datasets, args.seeds, settings, args.device)
+    stat = Path(args.vectors).stat()
+    fingerprint = {
+        "settings": asdict(settings),
+        "vectors": [str(Path(args.vectors).resolve()), stat.st_size, stat.st_mtime_ns],
+        "data_dir": str(Path(args.data_dir).resolve()),
+    }
+    checkpoint = RunCheckpoint(args.checkpoint or f"{args.out}.partial.jsonl", json.loads(json.dumps(fingerprint)))
+    result = classify(embeddings, args.data_dir, args.datasets, args.seeds, settings, args.device, checkpoint)
     result = {"vectors": str(args.vectors), **result}
     write_json(args.out, result)
+    checkpoint.remove()
     for name, r in result["datasets"].items():
         print(f"{name:5s} macro-F1 {_fmt(r['macro_f1'])}  accuracy {_fmt(r['accuracy'])}  OOV tokens {100 * r['oov']['token_rate']:.1f}%")
     print(f"average macro-F1 {100 * result['average']['macro_f1']:.1f}  accuracy {100 * result['average']['accuracy']:.1f}")
