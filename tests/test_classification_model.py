@@ -170,6 +170,23 @@ def test_learns_word_order_which_a_bag_of_words_cannot():
     assert _fit_and_score(data, emb, settings, lr=1e-2, epochs=15) >= 0.95
 
 
+def test_a_long_run_passes_through_the_short_run_of_the_same_seed():
+    # The epoch grid scores one 16-epoch run after each epoch: that is only right if the run
+    # stopped at epoch e equals the run trained for e epochs.
+    emb = _random_embeddings(FILLER, seed=4)
+    data = _planted(100, 4, lambda rng, label: list(rng.choice(FILLER, 5 + label)))
+    words = WordTable(emb, data.sentences)
+    table = torch.from_numpy(words.vectors)
+    encoded = EncodedSentences(data, words.index, 64, 3, "cpu")
+    settings = ClassifierSettings(filters=4, batch_size=16)
+    snapshots = {}
+    train(table, 2, encoded, 1e-2, 4, 7, settings, lambda e, m: snapshots.__setitem__(e, {k: v.clone() for k, v in m.state_dict().items()}))
+    short = train(table, 2, encoded, 1e-2, 2, 7, settings)
+    for key, value in short.state_dict().items():
+        torch.testing.assert_close(value, snapshots[2][key], rtol=0, atol=0)
+    assert not torch.equal(snapshots[2]["weight"], snapshots[4]["weight"])
+
+
 def test_run_seed_picks_a_grid_cell_and_is_reproducible():
     signal = {0: ["bad", "awful"], 1: ["good", "great"]}
     emb = _random_embeddings(FILLER + signal[0] + signal[1], seed=2)
