@@ -19,7 +19,7 @@ rule classification:
         f"{R}/benchmarks/eval/{{emb}}/classification.tsv"
     params:
         args=classification_arguments(config),
-    threads: config.get("classification", {}).get("threads", 2)
+    threads: config.get("classification", {}).get("threads", 1)
     resources:
         mem_mb=4000,
         runtime=240,
