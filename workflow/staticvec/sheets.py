@@ -30,7 +30,7 @@ METHODS = {
     "c2v": "c2v",
     "teacher_token": None,
     "teacher_word": None,
-    "ase": None,
+    "ase": "ase",
     "retrofit": None,
     "artetxe": None,
     "external": None,
@@ -93,7 +93,7 @@ class EmbeddingSheet:
                 raise ConfigError(f"{path}: embedding '{spec.id}' post-processes '{spec.base}', which is not in the sheet")
         sweeps = {}
         for sid, raw in (data.get("sweeps") or {}).items():
-            sweep = _sweep(sid, raw or {}, path)
+            sweep = _sweep(sid, raw or {}, path, config)
             for base in sweep.bases:
                 if base not in entries:
                     raise ConfigError(f"{path}: sweep '{sid}' varies '{base}', which is not in the sheet")
@@ -177,10 +177,20 @@ def _variant(base: EmbeddingSpec, vid: str, overrides: dict, sweep: str, path) -
     return EmbeddingSpec(vid, base.method, params, base.base, teacher, fraction, base.description, sweep)
 
 
-def _sweep(sid: str, raw: dict, path) -> Sweep:
-    allowed = {"bases", "param", "values", "linked", "fraction", "description"}
-    if set(raw) - allowed or not {"bases", "param", "values"} <= set(raw):
-        raise ConfigError(f"{path}: sweep '{sid}' needs bases, param, values (optional: linked, fraction, description)")
+def _sweep(sid: str, raw: dict, path, config: dict) -> Sweep:
+    allowed = {"bases", "param", "values", "values_from", "linked", "fraction", "description"}
+    if set(raw) - allowed or not {"bases", "param"} <= set(raw) or ("values" in raw) == ("values_from" in raw):
+        raise ConfigError(
+            f"{path}: sweep '{sid}' needs bases, param and values (or values_from: a config key holding them); "
+            "optional: linked, fraction, description"
+        )
+    if "values_from" in raw:  # e.g. methods.ase.layers: the values depend on the run's config (teacher depth)
+        node = config
+        for part in raw["values_from"].split("."):
+            if not isinstance(node, dict) or part not in node:
+                raise ConfigError(f"{path}: sweep '{sid}': values_from {raw['values_from']!r} is not a config key")
+            node = node[part]
+        raw = {**raw, "values": list(node)}
     linked = raw.get("linked") or {}
     for key, values in linked.items():
         if len(values) != len(raw["values"]):
