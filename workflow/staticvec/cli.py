@@ -18,6 +18,8 @@ from staticvec.errors import StaticvecError
 # One line per stage; each module defines register(subparsers).
 COMMAND_MODULES = [
     "staticvec.config",
+    "staticvec.cooc.cli",
+    "staticvec.train.cli",
 ]
 
 
