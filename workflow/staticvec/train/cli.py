@@ -72,6 +72,8 @@ def register(subparsers) -> None:
         p.add_argument("--alpha", type=float, default=None,
                        help="initial learning rate (default: word2vec 0.025 Skip-gram / 0.05 CBOW; fastText 0.05)")
         p.add_argument("--min-alpha", type=float, default=1e-4)
+        p.add_argument("--cbow-mean", action=argparse.BooleanOptionalAction, default=True,
+                       help="CBOW: average the context vectors (word2vec.c) or sum them")
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--workers", type=int, default=default_threads())
         if name == "fasttext":
@@ -82,6 +84,30 @@ def register(subparsers) -> None:
 
     for name in TRAIN_COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+
+
+# Config keys of methods.<name> that are not training flags (they choose inputs or job sizes).
+_NOT_FLAGS = {"window": ("glove",), "threads": ("glove", "skipgram", "cbow", "fasttext")}
+_FLAG_NAMES = {"gpu_batch_size": "batch-size"}
+
+
+def method_flags(method: str, settings: dict) -> str:
+    """The command-line flags of ``staticvec train`` for a ``methods.<method>`` config
+    section (so a rule passes the config through without listing every key)."""
+    import shlex
+
+    flags = []
+    if method in ("skipgram", "cbow"):
+        flags += ["--arch", method]
+    for key, value in settings.items():
+        if method in _NOT_FLAGS.get(key, ()):
+            continue
+        flag = "--" + _FLAG_NAMES.get(key, key.replace("_", "-"))
+        if isinstance(value, bool):
+            flags.append(flag if value else "--no-" + flag[2:])
+        else:
+            flags += [flag, "none" if value is None else str(value)]
+    return " ".join(shlex.quote(f) for f in flags)
 
 
 def _optional_float(text: str):
@@ -154,7 +180,8 @@ def _cli_gensim(args) -> int:
     vocab = _load_vocab(args)
     corpus = SentenceCorpus(args.shards, args.text)
     common = dict(arch=args.arch, dim=args.dim, window=args.window, negative=args.negative, sample=args.sample,
-                  epochs=args.epochs, min_alpha=args.min_alpha, seed=args.seed, workers=args.workers)
+                  epochs=args.epochs, min_alpha=args.min_alpha, cbow_mean=args.cbow_mean, seed=args.seed,
+                  workers=args.workers)
     if args.alpha is not None:
         common["alpha"] = args.alpha
     if args.method == "fasttext":
