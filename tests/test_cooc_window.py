@@ -73,8 +73,8 @@ def test_hand_computed_weights_symmetry_line_reset_and_oov_removal(tmp_path):
     [
         {},  # everything in the dense table
         {"max_product": 60, "overflow_entries": 90},  # mixed, with many spills
-        {"max_product": 1, "overflow_entries": 40},  # everything through the overflow runs
-        {"max_product": 1, "overflow_entries": 40, "max_open": 2},  # ... and multi-pass merges
+        {"max_product": 1, "overflow_entries": 400},  # everything through the overflow runs
+        {"max_product": 1, "overflow_entries": 600, "max_open": 2},  # ... and multi-pass merges
     ],
 )
 def test_counts_equal_brute_force(tmp_path, layout):
