@@ -215,9 +215,9 @@ def _block_order(n_entries: int, seed: int, iteration: int) -> np.ndarray:
 
 
 def _run_cpu(state, i, j, x, cfg: GloveConfig, on_iteration):
+    """Iterate the numba kernel over entries already shuffled by :func:`_shuffle_entries`."""
     threads = max(1, min(int(cfg.threads), numba.config.NUMBA_NUM_THREADS))
     numba.set_num_threads(threads)
-    i, j, x = _shuffle_entries(i, j, x, cfg.seed)
     costs = np.zeros(threads, np.float64)
     counts = np.zeros(threads, np.int64)
     bias_scale = cfg.lr if cfg.bias_lr_scaled else 1.0
@@ -334,7 +334,8 @@ def train_glove(
     if state is None:
         state = init_state(len(vocab), cfg.dim, cfg.seed)
 
-    i, j, x = store.arrays()
+    # numba: shuffled once, as GloVe's shuffle step (the unshuffled copy is freed on return)
+    i, j, x = _shuffle_entries(*store.arrays(), cfg.seed) if engine == "numba" else store.arrays()
     log.info("GloVe: %d entries, %d words, dim %d, %d iterations, engine %s (%s), %d thread(s)",
              len(i), len(vocab), cfg.dim, cfg.iterations, engine, device, cfg.threads)
     started = time.time()
