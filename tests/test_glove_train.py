@@ -158,3 +158,26 @@ def test_cli_writes_vectors_and_record(tmp_path):
     costs = record["cost_per_iteration"]
     assert len(costs) == 12 and costs[-1] < costs[0]
     assert not (tmp_path / "glove" / "vectors.bin.ckpt.npz").exists()  # removed once the run is complete
+
+
+def test_out_of_core_shuffle_is_a_permutation_and_trains_the_same_model(tmp_path):
+    from staticvec.cooc.store import CoocStore
+    from staticvec.train.glove import shuffle_store
+
+    i, j, x, log_x = planted(n_words=60, seed=4)  # 3,600 entries
+    vocab = make_vocab(60)
+    path = store_of(tmp_path, vocab, i, j, x)
+    store = CoocStore(path)
+    small = shuffle_store(store, tmp_path / "small.cooc", seed=2, memory_gb=1e-6)  # 1,024-entry buckets
+    assert small.meta["shuffle"]["buckets"] == 4 and not small.sorted
+    small.verify()
+    rec, orig = np.asarray(small.records), np.asarray(store.records)
+    assert not np.array_equal(rec, orig)
+    np.testing.assert_array_equal(np.sort(rec, order=["i", "j"]), orig)
+    with pytest.raises(StaticvecError, match="shuffled"):
+        small.lookup(0, 0)
+    cfg = GloveConfig(dim=8, iterations=60, seed=3, shuffle_memory_gb=1e-6)
+    state = train_glove(path, vocab, cfg, work_dir=tmp_path / "work")
+    fitted = np.einsum("nd,nd->n", state.W[i], state.W[60 + j]) + state.b[i] + state.b[60 + j]
+    assert np.corrcoef(fitted, log_x)[0, 1] > 0.99
+    assert list((tmp_path / "work").iterdir()) == []  # the shuffled copy is removed after the run

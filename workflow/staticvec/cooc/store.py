@@ -71,10 +71,18 @@ class SortedStoreWriter:
     """Stream sorted, duplicate-free blocks of records into a store file (atomically).
 
     ``write`` checks that each block is sorted and continues after the previous one; the
-    header (entry count, checksum) is completed by ``close``.
+    header (entry count, checksum) is completed by ``close``. With ``ordered=False`` the
+    records are written as given (a shuffled copy for training) and the header says so.
     """
 
-    def __init__(self, path: str | os.PathLike, vocab_size: int, vocab_sha256: str | None = None, meta: dict | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        vocab_size: int,
+        vocab_sha256: str | None = None,
+        meta: dict | None = None,
+        ordered: bool = True,
+    ):
         self.path = Path(path)
         self.vocab_size = int(vocab_size)
         self.header = {
@@ -84,9 +92,10 @@ class SortedStoreWriter:
             "vocab_size": self.vocab_size,
             "vocab_sha256": vocab_sha256,
             "checksum": "crc32:00000000",
-            "sorted": True,
+            "sorted": ordered,
             "meta": dict(meta or {}),
         }
+        self.ordered = ordered
         # Reserve room for the final header: the entry count may grow to 20 digits.
         text = self._header_bytes(n_entries=10**20)
         self.data_offset = -(-(16 + len(text) + 256) // _ALIGN) * _ALIGN
@@ -109,16 +118,21 @@ class SortedStoreWriter:
         n = len(i)
         if n == 0:
             return
-        keys = np.asarray(i, dtype=np.int64) * self.vocab_size + np.asarray(j, dtype=np.int64)
-        if keys[0] <= self._last_key or (n > 1 and not (np.diff(keys) > 0).all()):
-            raise ValueError("store records must be written in increasing (i, j) order without duplicates")
-        self._last_key = int(keys[-1])
+        if self.ordered:
+            keys = np.asarray(i, dtype=np.int64) * self.vocab_size + np.asarray(j, dtype=np.int64)
+            if keys[0] <= self._last_key or (n > 1 and not (np.diff(keys) > 0).all()):
+                raise ValueError("store records must be written in increasing (i, j) order without duplicates")
+            self._last_key = int(keys[-1])
         block = np.empty(n, dtype=RECORD)
         block["i"], block["j"], block["x"] = i, j, x
-        data = block.tobytes()
+        self.write_records(block)
+
+    def write_records(self, block: np.ndarray) -> None:
+        """Append records given as a RECORD array (order checked only by :meth:`write`)."""
+        data = np.ascontiguousarray(block, dtype=RECORD).tobytes()
         self._crc = zlib.crc32(data, self._crc)
         self._fh.write(data)
-        self._n += n
+        self._n += len(data) // RECORD.itemsize
 
     def close(self) -> dict:
         """Finish the file: write the header and move it into place. Returns the header."""
@@ -251,8 +265,14 @@ class CoocStore:
             pos += n
         return i, j, x
 
+    @property
+    def sorted(self) -> bool:
+        return bool(self.header.get("sorted", True))
+
     def count_before(self, row: int) -> int:
         """Number of records with i < row."""
+        if not self.sorted:
+            raise StaticvecError(f"{self.path}: a shuffled store has no row index (look pairs up in the sorted store)")
         return int(np.searchsorted(self.records["i"], row, side="left")) if self.n_entries else 0
 
     def rows(self, r0: int, r1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

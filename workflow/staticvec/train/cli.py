@@ -54,6 +54,9 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--checkpoint-every", type=int, default=0, help="save a checkpoint every N iterations (0: never)")
     p.add_argument("--checkpoint", default=None, help="checkpoint file (default: <out>.ckpt.npz when --checkpoint-every)")
+    p.add_argument("--shuffle-memory-gb", type=float, default=2.0,
+                   help="memory of the out-of-core shuffle and of a torch chunk of entries (default 2)")
+    p.add_argument("--tmp-dir", default=None, help="where the shuffled copy of the store goes (default: beside --out)")
     p.set_defaults(handler=_cli_glove)
 
     for name, help_text in (("word2vec", "Skip-gram or CBOW (gensim)"), ("fasttext", "fastText (gensim)")):
@@ -142,10 +145,12 @@ def _cli_glove(args) -> int:
         dim=args.dim, iterations=args.iterations, x_max=args.x_max, alpha=args.alpha, lr=args.lr,
         bias_lr_scaled=args.bias_lr_scaled, grad_clip=args.grad_clip, seed=args.seed, threads=args.threads,
         device=args.device, batch_size=args.batch_size, checkpoint_every=args.checkpoint_every,
+        shuffle_memory_gb=args.shuffle_memory_gb,
     )
     checkpoint = args.checkpoint or (f"{args.out}.ckpt.npz" if args.checkpoint_every else None)
     started = time.time()
-    state = train_glove(args.cooc, vocab, cfg, checkpoint_path=checkpoint, engine=args.engine)
+    state = train_glove(args.cooc, vocab, cfg, checkpoint_path=checkpoint, engine=args.engine,
+                        work_dir=args.tmp_dir or Path(args.out).parent)
     seconds = time.time() - started
     Embeddings(vocab.words, state.vectors(), vocab.counts).save(args.out)
     store = CoocStore(args.cooc)

@@ -27,6 +27,10 @@ Two engines compute the same objective and update:
   entry's gradient is computed from the parameters at the start of its batch, accumulators
   add every entry's squared scaled gradient, and the steps of a row's entries are summed.
 
+Memory is bounded as in the C tools: the shuffled entries live in a file (GloVe's
+``shuffle`` step, done out of core by :func:`shuffle_store`) that is memory-mapped; the
+process holds the parameters, their accumulators and at most one chunk of entries.
+
 Training checkpoints its state (parameters, accumulators, iteration, losses) every
 ``checkpoint_every`` iterations; a restarted run resumes from it and, on the deterministic
 path, ends exactly where an uninterrupted run does.
@@ -40,6 +44,7 @@ import json
 import logging
 import math
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,10 +75,12 @@ class GloveConfig:
     device: str = "cpu"  # cpu (numba) | cuda (torch) | auto
     batch_size: int = 1 << 16  # torch engine only
     checkpoint_every: int = 0  # iterations; 0 = never
+    shuffle_memory_gb: float = 2.0  # memory of the out-of-core shuffle (and of a torch chunk)
 
     def fingerprint(self, store_checksum: str) -> str:
         """Identifies a run whose checkpoint may be resumed: what changes the result."""
-        keys = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("iterations", "checkpoint_every", "threads")}
+        keys = {k: v for k, v in dataclasses.asdict(self).items()
+                if k not in ("iterations", "checkpoint_every", "threads", "shuffle_memory_gb")}
         keys["store"] = store_checksum
         return hashlib.sha256(json.dumps(keys, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -202,10 +209,54 @@ def _epoch_kernel(ci, cj, cx, block_order, n_threads, W, b, gW, gb, vocab_size, 
         counts[t] = seen
 
 
-def _shuffle_entries(i, j, x, seed: int):
-    """GloVe's ``shuffle`` step: one seeded permutation of the entries."""
-    perm = np.random.default_rng([seed, 1]).permutation(len(i))
-    return i[perm], j[perm], x[perm]
+def shuffle_store(store, out: str | os.PathLike, seed: int, memory_gb: float = 2.0):
+    """GloVe's ``shuffle`` step, out of core: a seeded uniform permutation of the store's
+    records written to ``out`` (a store marked unsorted), returned memory-mapped.
+
+    Records are dealt to k random buckets (k files) that each fit ``memory_gb``, then each
+    bucket is permuted in memory and appended: a uniform shuffle in two passes, unlike the
+    C tool's chunk interleaving. An existing ``out`` made from the same store and seed is reused.
+    """
+    from staticvec.cooc.store import RECORD, CoocStore, SortedStoreWriter, _temporary_dir
+
+    out = Path(out)
+    n = store.n_entries
+    per_bucket = max(1 << 10, int(memory_gb * 2**30 / 40))  # record + copy + sort keys ≈ 40 bytes each
+    k = max(1, -(-n // per_bucket))
+    tag = {"shuffled_from": store.header["checksum"], "seed": seed, "buckets": k}
+    if out.exists():
+        try:
+            previous = CoocStore(out)
+            if previous.meta.get("shuffle") == tag:
+                return previous
+        except StaticvecError:
+            pass
+    rng = np.random.default_rng([seed, 1])
+    started = time.time()
+    with SortedStoreWriter(out, store.vocab_size, store.vocab_sha256, {"shuffle": tag}, ordered=False) as writer:
+        if k == 1:
+            writer.write_records(np.asarray(store.records)[rng.permutation(n)])
+        else:
+            with _temporary_dir(out.parent, prefix=f".{out.name}.buckets.") as tmp:
+                paths = [Path(tmp) / f"{b:05d}.bin" for b in range(k)]
+                files = [open(p, "wb") for p in paths]
+                try:
+                    for start in range(0, n, per_bucket):
+                        chunk = np.asarray(store.records[start : start + per_bucket])
+                        bucket = rng.integers(0, k, len(chunk), dtype=np.int16 if k < 2**15 else np.int32)
+                        order = np.argsort(bucket, kind="stable")  # radix sort for small ints
+                        bounds = np.cumsum(np.bincount(bucket, minlength=k))[:-1]
+                        for fh, piece in zip(files, np.split(chunk[order], bounds)):
+                            fh.write(piece.tobytes())
+                finally:
+                    for fh in files:
+                        fh.close()
+                for p in paths:
+                    records = np.fromfile(p, dtype=RECORD)
+                    writer.write_records(records[rng.permutation(len(records))])
+                    p.unlink()
+    log.info("shuffled %d entries into %s (%d bucket(s)) in %.1f s", n, out, k, time.time() - started)
+    return CoocStore(out)
 
 
 def _block_order(n_entries: int, seed: int, iteration: int) -> np.ndarray:
@@ -214,8 +265,10 @@ def _block_order(n_entries: int, seed: int, iteration: int) -> np.ndarray:
     return np.random.default_rng([seed, 2, iteration]).permutation(n_blocks).astype(np.int64)
 
 
-def _run_cpu(state, i, j, x, cfg: GloveConfig, on_iteration):
-    """Iterate the numba kernel over entries already shuffled by :func:`_shuffle_entries`."""
+def _run_cpu(state, records, cfg: GloveConfig, on_iteration):
+    """Iterate the numba kernel over the shuffled records (memory-mapped: the page cache,
+    not the process, holds them)."""
+    i, j, x = records["i"], records["j"], records["x"]
     threads = max(1, min(int(cfg.threads), numba.config.NUMBA_NUM_THREADS))
     numba.set_num_threads(threads)
     costs = np.zeros(threads, np.float64)
@@ -232,7 +285,10 @@ def _run_cpu(state, i, j, x, cfg: GloveConfig, on_iteration):
 # ---------------------------------------------------------------- torch engine (CUDA)
 
 
-def _run_torch(state, i, j, x, cfg: GloveConfig, device: str, on_iteration):
+def _run_torch(state, records, cfg: GloveConfig, device: str, on_iteration):
+    """Mini-batches on the device, streamed from the shuffled records in chunks of
+    ``shuffle_memory_gb``; each iteration visits the chunks in a fresh seeded order and
+    permutes each chunk on the device."""
     import torch
 
     dev = torch.device(device)
@@ -241,42 +297,49 @@ def _run_torch(state, i, j, x, cfg: GloveConfig, device: str, on_iteration):
     b = torch.from_numpy(state.b).to(dev)
     gW = torch.from_numpy(state.gW).to(dev)
     gb = torch.from_numpy(state.gb).to(dev)
-    keep = x > 0
-    ti = torch.from_numpy(i[keep].astype(np.int64)).to(dev)
-    tj = torch.from_numpy(j[keep].astype(np.int64) + v).to(dev)
-    tx = torch.from_numpy(x[keep].astype(np.float32)).to(dev)
-    logx = torch.log(tx)
-    fx = torch.where(tx < cfg.x_max, (tx / cfg.x_max) ** cfg.alpha, torch.ones_like(tx))
     bias_scale = cfg.lr if cfg.bias_lr_scaled else 1.0
-    n = len(ti)
+    n = len(records)
+    chunk = max(cfg.batch_size, int(cfg.shuffle_memory_gb * 2**30 / 64))
+    n_chunks = max(1, -(-n // chunk))
     with torch.no_grad():
         while state.iteration < cfg.iterations:
-            gen = torch.Generator(device=dev).manual_seed(int(cfg.seed) * 1_000_003 + state.iteration)
-            perm = torch.randperm(n, device=dev, generator=gen)
             total = torch.zeros((), dtype=torch.float64, device=dev)
-            for s in range(0, n, cfg.batch_size):
-                idx = perm[s : s + cfg.batch_size]
-                r1, r2 = ti[idx], tj[idx]
-                w1, w2 = W[r1], W[r2]
-                diff = (w1 * w2).sum(1) + b[r1] + b[r2] - logx[idx]
-                fdiff = fx[idx] * diff
-                ok = torch.isfinite(fdiff)
-                fdiff = torch.where(ok, fdiff, torch.zeros_like(fdiff))
-                total += (0.5 * fdiff * torch.where(ok, diff, torch.zeros_like(diff))).sum(dtype=torch.float64)
-                g1 = fdiff[:, None] * w2
-                g2 = fdiff[:, None] * w1
-                if cfg.grad_clip:
-                    g1 = g1.clamp(-cfg.grad_clip, cfg.grad_clip)
-                    g2 = g2.clamp(-cfg.grad_clip, cfg.grad_clip)
-                rows = torch.cat([r1, r2])
-                g = torch.cat([g1, g2]) * cfg.lr
-                gbias = (fdiff * bias_scale).repeat(2)
-                gW.index_add_(0, rows, g * g)
-                gb.index_add_(0, rows, gbias * gbias)
-                W.index_add_(0, rows, -g / gW[rows].sqrt())
-                b.index_add_(0, rows, -gbias / gb[rows].sqrt())
+            seen = 0
+            order = np.random.default_rng([cfg.seed, 3, state.iteration]).permutation(n_chunks)
+            for c in order:
+                block = np.asarray(records[c * chunk : (c + 1) * chunk])
+                block = block[block["x"] > 0]
+                ti = torch.from_numpy(block["i"].astype(np.int64)).to(dev)
+                tj = torch.from_numpy(block["j"].astype(np.int64) + v).to(dev)
+                tx = torch.from_numpy(block["x"].astype(np.float32)).to(dev)
+                logx = torch.log(tx)
+                fx = torch.where(tx < cfg.x_max, (tx / cfg.x_max) ** cfg.alpha, torch.ones_like(tx))
+                gen = torch.Generator(device=dev).manual_seed(int(cfg.seed) * 1_000_003 + state.iteration * 10_007 + int(c))
+                perm = torch.randperm(len(ti), device=dev, generator=gen)
+                seen += len(ti)
+                for s in range(0, len(ti), cfg.batch_size):
+                    idx = perm[s : s + cfg.batch_size]
+                    r1, r2 = ti[idx], tj[idx]
+                    w1, w2 = W[r1], W[r2]
+                    diff = (w1 * w2).sum(1) + b[r1] + b[r2] - logx[idx]
+                    fdiff = fx[idx] * diff
+                    ok = torch.isfinite(fdiff)
+                    fdiff = torch.where(ok, fdiff, torch.zeros_like(fdiff))
+                    total += (0.5 * fdiff * torch.where(ok, diff, torch.zeros_like(diff))).sum(dtype=torch.float64)
+                    g1 = fdiff[:, None] * w2
+                    g2 = fdiff[:, None] * w1
+                    if cfg.grad_clip:
+                        g1 = g1.clamp(-cfg.grad_clip, cfg.grad_clip)
+                        g2 = g2.clamp(-cfg.grad_clip, cfg.grad_clip)
+                    rows = torch.cat([r1, r2])
+                    g = torch.cat([g1, g2]) * cfg.lr
+                    gbias = (fdiff * bias_scale).repeat(2)
+                    gW.index_add_(0, rows, g * g)
+                    gb.index_add_(0, rows, gbias * gbias)
+                    W.index_add_(0, rows, -g / gW[rows].sqrt())
+                    b.index_add_(0, rows, -gbias / gb[rows].sqrt())
             state.W, state.b, state.gW, state.gb = W, b, gW, gb  # device tensors while running
-            on_iteration(float(total) / max(n, 1))
+            on_iteration(float(total) / max(seen, 1))
     state.W, state.b, state.gW, state.gb = (t.cpu().numpy() for t in (W, b, gW, gb))
 
 
@@ -301,10 +364,13 @@ def train_glove(
     checkpoint_path: str | os.PathLike | None = None,
     engine: str | None = None,
     stop_after: int | None = None,
+    work_dir: str | os.PathLike | None = None,
 ) -> GloveState:
     """Train GloVe on a co-occurrence store over ``vocab``; returns the final state.
 
     ``engine`` is 'numba' (CPU) or 'torch'; by default numba on CPU and torch on CUDA.
+    The shuffled copy of the store goes to ``work_dir`` (default: beside the checkpoint,
+    else the system's temporary directory) and is removed when the run completes.
     ``stop_after`` ends the run after that many iterations (as an interruption would;
     used to test resuming).
     """
@@ -334,10 +400,12 @@ def train_glove(
     if state is None:
         state = init_state(len(vocab), cfg.dim, cfg.seed)
 
-    # numba: shuffled once, as GloVe's shuffle step (the unshuffled copy is freed on return)
-    i, j, x = _shuffle_entries(*store.arrays(), cfg.seed) if engine == "numba" else store.arrays()
+    if work_dir is None:
+        work_dir = Path(checkpoint_path).parent if checkpoint_path else Path(tempfile.gettempdir())
+    shuffled_path = Path(work_dir) / f"{Path(cooc_path).name}.shuffled-seed{cfg.seed}.cooc"
+    records = shuffle_store(store, shuffled_path, cfg.seed, cfg.shuffle_memory_gb).records
     log.info("GloVe: %d entries, %d words, dim %d, %d iterations, engine %s (%s), %d thread(s)",
-             len(i), len(vocab), cfg.dim, cfg.iterations, engine, device, cfg.threads)
+             len(records), len(vocab), cfg.dim, cfg.iterations, engine, device, cfg.threads)
     started = time.time()
 
     class _Stop(Exception):
@@ -357,13 +425,15 @@ def train_glove(
 
     try:
         if engine == "numba":
-            _run_cpu(state, i, j, x, cfg, on_iteration)
+            _run_cpu(state, records, cfg, on_iteration)
         elif engine == "torch":
-            _run_torch(state, i, j, x, cfg, device, on_iteration)
+            _run_torch(state, records, cfg, device, on_iteration)
         else:
             raise ValueError(f"unknown engine {engine!r}")
     except _Stop:
-        return _as_numpy(state)
+        return _as_numpy(state)  # interrupted: the shuffled copy stays for the resumed run
+    del records
+    shuffled_path.unlink(missing_ok=True)
     return _as_numpy(state)
 
 
