@@ -24,6 +24,8 @@ COMMAND_MODULES = [
     "staticvec.teacher.cli",
     "staticvec.evaluate.intrinsic",
     "staticvec.report.tables",
+    "staticvec.cooc.cli",
+    "staticvec.train.cli",
 ]
 
 
