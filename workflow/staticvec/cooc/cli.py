@@ -12,7 +12,7 @@ import os
 
 log = logging.getLogger(__name__)
 
-COOC_COMMAND_MODULES: list[str] = []
+COOC_COMMAND_MODULES: list[str] = ["staticvec.cooc.semglove_cli"]
 
 
 def register(subparsers) -> None:
