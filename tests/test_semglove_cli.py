@@ -35,8 +35,8 @@ def setup(tmp_path_factory):
     features = []
     for shard in shards:
         out = tmp / "features" / shard.name.split(".")[0]
-        write_shard_features(teacher, shard, out, spec, vocab, tmp / "vocab.tsv", part_sentences=5,
-                             batch_tokens=64, progress=False)
+        write_shard_features(teacher, shard, out, spec, vocab, tmp / "vocab.tsv", part_sentences=8,
+                             batch_tokens=512, progress=False)
         features.append(out)
     return {"tmp": tmp, "model": model_dir, "vocab": vocab, "shards": shards, "features": features,
             "pieces": len(teacher.tokenizer)}
@@ -105,7 +105,7 @@ def test_on_the_fly_features_give_the_stored_features_stores(setup):
     run("cooc", "semglove", "--features", feat, *common, "--attention", 2, "divide", tmp / "fly/a.cooc",
         "--mlm", 5, "rank", tmp / "fly/b.cooc")
     run("cooc", "semglove", "--shard", shard, *common, "--mlm-topk", 7, "--mlm-mode", "masked",
-        "--part-sentences", 5, "--batch-tokens", 64, "--attention", 2, "divide", tmp / "fly/a2.cooc",
+        "--part-sentences", 8, "--batch-tokens", 512, "--attention", 2, "divide", tmp / "fly/a2.cooc",
         "--mlm", 5, "rank", tmp / "fly/b2.cooc")
     for a, b in (("a", "a2"), ("b", "b2")):
         x, y = CoocStore(tmp / f"fly/{a}.cooc"), CoocStore(tmp / f"fly/{b}.cooc")
