@@ -25,6 +25,8 @@ COMMAND_MODULES = [
     "staticvec.evaluate.intrinsic",
     "staticvec.report.tables",
     "staticvec.evaluate.classification_cli",
+    "staticvec.cooc.cli",
+    "staticvec.train.cli",
 ]
 
 
