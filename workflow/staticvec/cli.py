@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "staticvec.teacher.cli",
     "staticvec.evaluate.intrinsic",
     "staticvec.report.tables",
+    "staticvec.report.cli",
     "staticvec.evaluate.classification_cli",
     "staticvec.cooc.cli",
     "staticvec.train.cli",
