@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "staticvec.corpus.cli",
     "staticvec.post.cli",
     "staticvec.teacher.cli",
+    "staticvec.train.student_cli",  # after staticvec.train.cli: it adds its commands to `staticvec train`
 ]
 
 

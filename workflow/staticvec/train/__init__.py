@@ -1,0 +1,1 @@
+"""Trainers of static word embeddings (see each module)."""
