@@ -3,6 +3,8 @@
 # Names, inputs and options come from staticvec.train.student_plan.StudentPlan; every rule is one CLI call.
 # Needs R (results dir) and the teacher rules (teacher.smk) for the features.
 
+from pathlib import Path
+
 from staticvec.train.student_plan import StudentPlan
 
 SP = StudentPlan(config)
