@@ -296,6 +296,7 @@ class LoopSettings:
     betas: tuple = (0.9, 0.999)
     eps: float = 1e-8
     clip_norm: float | None = None
+    clip_scope: str = "all"  # all | dense (see optimisation_step)
     checkpoint_every: float = 600.0  # seconds between checkpoints (at block boundaries); 0: every block
     log_every: float = 60.0  # seconds between progress lines
 
@@ -386,8 +387,15 @@ def _gather(model: Model, batch: Batch):
     return leaves, views
 
 
-def optimisation_step(model: Model, optimizer: Optimizer, batch: Batch, lr: float, clip_norm: float | None) -> float:
-    """Loss, gradients (autograd on the gathered rows), total-norm clipping and the update."""
+def optimisation_step(model: Model, optimizer: Optimizer, batch: Batch, lr: float, clip_norm: float | None,
+                      clip_scope: str = "all") -> float:
+    """Loss, gradients (autograd on the gathered rows), gradient-norm clipping and the update.
+
+    ``clip_scope``: ``all`` clips the total norm of every gradient of the step (the dense tensors
+    and the batch's table rows: ``torch.nn.utils.clip_grad_norm_`` over all parameters, as the
+    released code does); ``dense`` clips only the dense tensors' (the projection), leaving the
+    table rows their word2vec-style per-occurrence updates.
+    """
     import torch
 
     leaves, views = _gather(model, batch)
@@ -398,11 +406,13 @@ def optimisation_step(model: Model, optimizer: Optimizer, batch: Batch, lr: floa
     grads = {name: leaf.grad for name, (_, leaf) in leaves.items()}
     dense_grads = {name: p.grad if p.grad is not None else torch.zeros_like(p) for name, p in model.dense.items()}
     if clip_norm:
-        total = torch.sqrt(sum((g.float() ** 2).sum() for g in [*grads.values(), *dense_grads.values()]))
+        clipped = [*dense_grads.values()] + ([*grads.values()] if clip_scope == "all" else [])
+        total = torch.sqrt(sum((g.float() ** 2).sum() for g in clipped)) if clipped else torch.zeros(())
         scale = clip_norm / (total + 1e-6)
         if scale < 1:  # torch.nn.utils.clip_grad_norm_'s rule
-            grads = {k: g * scale for k, g in grads.items()}
             dense_grads = {k: g * scale for k, g in dense_grads.items()}
+            if clip_scope == "all":
+                grads = {k: g * scale for k, g in grads.items()}
     for name, (uniq, _) in leaves.items():
         optimizer.update(name, model.tables[name], grads[name], lr, rows=uniq)
     for name, p in model.dense.items():
@@ -454,7 +464,7 @@ def train(model: Model, source, settings: LoopSettings, seed: int, total_words: 
                     break
                 lr = learning_rate(settings.lr, settings.lr_decay, state.words, total, settings.min_lr_fraction)
                 t1 = time.perf_counter()
-                loss = optimisation_step(model, optimizer, batch, lr, settings.clip_norm)
+                loss = optimisation_step(model, optimizer, batch, lr, settings.clip_norm, settings.clip_scope)
                 if device.startswith("cuda"):
                     import torch
 

@@ -38,9 +38,9 @@ METHODS = {  # command -> (module, params class, model class, help)
 RELEASED_CODE = {
     "x2static": {"context_mean": "all_pieces", "negative_power": 0.5, "score_clamp": 20.0},
     "bert-sg": {"lr": 0.08, "min_lr_fraction": 0.0, "attention_scale": 300 ** -0.5, "projection_bias": True,
-                "batch_centres": "5 pairs"},
+                "clip_scope": "all", "batch_centres": "5 pairs"},
     "c2v": {"variant": "released", "lr": 0.08, "min_lr_fraction": 0.0, "projection_bias": True,
-            "batch_centres": "1000 pairs"},
+            "clip_scope": "all", "batch_centres": "1000 pairs"},
 }
 
 
