@@ -205,3 +205,24 @@ def test_progress_counts_every_in_vocabulary_word():
     rec = train(model, MemoryBlocks(blocks), params.loop_settings(), seed=0, progress=False)
     assert rec["words"] == sum(int((b["word_ids"] >= 0).sum()) for b in blocks)
     assert rec["total_words_per_epoch"] == rec["words"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("method", ["bert_sg", "x2static"])
+def test_cuda_run_equals_cpu_run(method):
+    rng = np.random.default_rng(0)
+    blocks = [random_block(rng) for _ in range(2)]
+    counts = np.arange(30, 0, -1) * 10
+    tables = {}
+    for device in ("cpu", "cuda"):
+        if method == "bert_sg":
+            params = BertSGParams(dim=6, window=2, negatives=3, batch_centres=16)
+            model = BertSkipGram(counts, 8, params, device=device, seed=5)
+        else:
+            params = X2StaticParams(negatives=3, batch_sentences=8, subsample_t=1e-2)
+            model = X2Static(counts, 8, params, device=device, seed=5)
+        rec = train(model, MemoryBlocks(blocks), params.loop_settings(), seed=11, progress=False)
+        assert rec["device"] == device
+        tables[device] = {k: v.cpu() for k, v in model.tables.items()}
+    for name in tables["cpu"]:
+        torch.testing.assert_close(tables["cpu"][name], tables["cuda"][name], rtol=1e-4, atol=1e-5)

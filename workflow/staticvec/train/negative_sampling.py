@@ -367,6 +367,7 @@ def _gather(model: Model, batch: Batch):
     row under SGD nor ages its lazy-Adam moments.
     """
     import torch
+    import torch.nn.functional as F
 
     leaves, views = {}, {}
     for name, ids in batch.rows.items():
@@ -376,13 +377,14 @@ def _gather(model: Model, batch: Batch):
         uniq, inverse = torch.unique(flat[valid], return_inverse=True)
         leaf = table[uniq].detach().requires_grad_(True)
         leaves[name] = (uniq, leaf)
+        # F.embedding: its backward sums the rows' gradients without index_put's sort
         if bool(valid.all()):
-            view = leaf[inverse]
+            view = F.embedding(inverse, leaf)
         else:
             padded = torch.cat([leaf, leaf.new_zeros(1, table.shape[1])])
             index = torch.full_like(flat, len(uniq))
             index[valid] = inverse
-            view = padded[index]
+            view = F.embedding(index, padded)
         views[name] = view.reshape(*ids.shape, table.shape[1])
     return leaves, views
 
