@@ -16,7 +16,6 @@ Run ``uptime`` beside it: the figures scale with the machine's load.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time

@@ -99,7 +99,7 @@ def test_lazy_adam_equals_torch_sparse_adam_and_dense_adam():
         rows = torch.randperm(12, generator=g)[: 3 + step % 3]
         grad = torch.randn(len(rows), 5, generator=g)
         opt.update("t", ours, grad, 0.01, rows=rows)
-        emb.weight.grad = torch.sparse_coo_tensor(rows[None], grad, (12, 5))
+        emb.weight.grad = torch.sparse_coo_tensor(rows[None], grad, (12, 5), check_invariants=True)
         ref.step()
         dg = torch.randn(3, 4, generator=g)
         opt.update("d", dense, dg, 0.01)

@@ -144,7 +144,11 @@ class ContextualSkipGram(Model):
             self.dense["b"] = torch.zeros(params.dim, device=device, requires_grad=True)
         self.sampler = UnigramSampler(counts, params.negative_power)
         self.keep = keep_probabilities(counts, params.subsample_t, params.subsample_formula) if params.subsample_t > 0 else None
-        self.feature_keys = ["sentence_offsets", "word_ids", "word_pieces", "word_vectors"]
+        self.feature_keys = self.feature_keys_for(params)
+
+    @staticmethod
+    def feature_keys_for(params: SkipGramParams) -> list[str]:
+        return ["sentence_offsets", "word_ids", "word_pieces", "word_vectors"]
 
     def _xavier(self, rows: int, cols: int, g):
         import torch
@@ -159,9 +163,6 @@ class ContextualSkipGram(Model):
 
     def reduce(self, per_example):
         return per_example.sum() if self.params.loss_reduction == "sum" else per_example.mean()
-
-    def describe(self) -> dict:
-        return {"method": self.params.method_name(), "params": asdict(self.params), "teacher_dim": self.teacher_dim}
 
     def save_model(self, path, words, teacher: dict | None = None) -> None:
         """The trained parameters (U, bias, W2…, V') with the words: what attention_weights needs."""

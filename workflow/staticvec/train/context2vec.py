@@ -13,7 +13,9 @@ u' (the static table of the context words) is the output embedding. W2 is *tied*
 every context word, so the mean of the W2-projected context vectors is W2 applied to their mean
 (the paper's reduction). "In practice λ1 = λ2 (here ``lam``), the u_i of Eq. 1 can be directly used
 as V_center" (i.e. W1 = W_o: ``tie_w1``, default true), "ws' = ws = 5". φ is "an optional
-nonlinear function" (``phi``: identity by default, tanh as an option).
+nonlinear function" (``phi``: identity by default, tanh as an option). The context words are the
+centre's in-vocabulary neighbours within ±ws (those of the window that exist: at a sentence edge
+the mean is over fewer than 2ws' words, as the released code's mean).
 
 Choices where the text is ambiguous, each an option:
 

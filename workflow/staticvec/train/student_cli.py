@@ -174,7 +174,8 @@ def _run(args) -> int:
     vocab = Vocabulary.load(args.vocab, params.min_count, params.max_vocab)
     if not len(vocab):
         raise StaticvecError(f"{args.vocab}: no word with count >= {params.min_count}")
-    keys = _feature_keys(args.method, params)
+    model_cls = getattr(module, model_name)
+    keys = model_cls.feature_keys_for(params)
 
     if bool(args.features) == bool(args.shards):
         raise StaticvecError("give either --features (stored teacher features) or --shards with --teacher (recompute)")
@@ -195,7 +196,7 @@ def _run(args) -> int:
         source = RecomputedFeatures(args.shards, teacher, vocab, keys, context=args.context,
                                     part_sentences=args.part_sentences, batch_tokens=args.batch_tokens)
 
-    model = getattr(module, model_name)(np.asarray(vocab.counts), source.hidden_size, params, device, args.seed)
+    model = model_cls(np.asarray(vocab.counts), source.hidden_size, params, device, args.seed)
     settings = params.loop_settings()
     settings.checkpoint_every = args.checkpoint_every
     run = {"method": args.method, "params": dataclasses.asdict(params), "vocab_sha256": sha256_of(args.vocab),
@@ -227,13 +228,6 @@ def _run(args) -> int:
     log.info("%s: %d words × %d written to %s (%.1f s; static update %.0f%% of the time)", args.method, len(vocab),
              table.shape[1], args.out, out["seconds"], 100 * (record["timing"]["static_update_share"] or 0))
     return 0
-
-
-def _feature_keys(method: str, params) -> list[str]:
-    base = ["sentence_offsets", "word_ids", "word_pieces"]
-    if method == "x2static" and params.context_mean == "all_pieces":
-        return base + ["sentence_vectors"]
-    return base + ["word_vectors"]
 
 
 def _options(method: str, params) -> dict:

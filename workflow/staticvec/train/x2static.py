@@ -47,7 +47,7 @@ are shuffled within each block of ~4k sentences (the released code shuffles buff
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -144,8 +144,12 @@ class X2Static(Model):
         self.dense = {}
         self.sampler = UnigramSampler(counts, params.negative_power)
         self.keep = keep_probabilities(counts, params.subsample_t, params.subsample_formula)
-        self.feature_keys = ["sentence_offsets", "word_ids", "word_pieces"] + (
-            ["sentence_vectors"] if params.context_mean == "all_pieces" else ["word_vectors"])
+        self.feature_keys = self.feature_keys_for(params)
+
+    @staticmethod
+    def feature_keys_for(params: X2StaticParams) -> list[str]:
+        vectors = "sentence_vectors" if params.context_mean == "all_pieces" else "word_vectors"
+        return ["sentence_offsets", "word_ids", "word_pieces", vectors]
 
     def batches(self, block: dict, rng: np.random.Generator):
         import torch
@@ -191,6 +195,3 @@ class X2Static(Model):
         sign = torch.ones(scores.shape[1], device=scores.device)
         sign[1:] = -1
         return torch.nn.functional.softplus(-scores * sign).sum(dim=1).mean()
-
-    def describe(self) -> dict:
-        return {"method": "x2static", "params": asdict(self.params), "dim": self.dim}
