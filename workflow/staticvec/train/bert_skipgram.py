@@ -186,7 +186,8 @@ def skipgram_scores(u, rows, mask, window: int, negatives: int, aggregation: str
 
     W = 2 * window
     Vc, Vn = rows[:, :W], rows[:, W:]
-    s = torch.einsum("bjd,bd->bj", Vc, u)
+    uu = u.unsqueeze(1)  # (products and sums beat einsum's batched mat-vec on CPU for these shapes)
+    s = (Vc * uu).sum(-1)
     weights = None
     if aggregation == "pairs":
         pos = -(F.logsigmoid(s) * mask).sum(1)
@@ -195,9 +196,9 @@ def skipgram_scores(u, rows, mask, window: int, negatives: int, aggregation: str
             weights = torch.softmax((s * scale).masked_fill(~mask, float("-inf")), dim=1)
         else:
             weights = mask.float() / mask.sum(1, keepdim=True).clamp(min=1)
-        v = torch.einsum("bj,bjd->bd", weights, Vc)
+        v = (weights.unsqueeze(-1) * Vc).sum(1)
         pos = -F.logsigmoid((v * u).sum(-1))
-    neg_scores = torch.einsum("bkd,bd->bk", Vn[:, : (W * negatives if negatives_per_pair else negatives)], u)
+    neg_scores = (Vn[:, : (W * negatives if negatives_per_pair else negatives)] * uu).sum(-1)
     neg_terms = -F.logsigmoid(-neg_scores)
     if negatives_per_pair:  # padded pairs have zero rows: their terms are log 2, masked out here
         neg_terms = neg_terms.reshape(len(u), W, negatives) * mask.unsqueeze(-1)

@@ -91,7 +91,7 @@ def c2v_losses(u, rows, mask, o, o_ctx, dense: dict, p: C2VParams):
     target = u if p.contextualized_target == "centre" else rows[:, -1]
     L2 = -F.logsigmoid((v_context * target).sum(-1))
     Vn = rows[:, W:W + p.negatives]
-    L3 = -F.logsigmoid(-torch.einsum("bkd,bd->bk", Vn, u)).sum(1)
+    L3 = -F.logsigmoid(-(Vn * u.unsqueeze(1)).sum(-1)).sum(1)
     return L1, L2, L3
 
 

@@ -92,7 +92,9 @@ def register_methods(sub) -> None:
         p.add_argument("--checkpoint-every", type=float, default=600.0, help="seconds between checkpoints (default 600)")
         p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
         p.add_argument("--seed", type=int, default=1)
-        p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: the cores allotted)")
+        p.add_argument("--threads", type=int, default=None,
+                       help="torch CPU threads (default: 1 with stored features — the update is many small ops, "
+                            "which extra threads slow down —, the cores allotted when the teacher runs here)")
         p.add_argument("--no-progress", dest="progress", action="store_false")
         hyper = p.add_argument_group("hyper-parameters (override --params)")
         params_cls = getattr(importlib.import_module(module), params_name)
@@ -169,7 +171,7 @@ def _run(args) -> int:
     module_name, params_name, model_name, _ = METHODS[args.method]
     module = importlib.import_module(module_name)
     params = _params(args, getattr(module, params_name))
-    torch.set_num_threads(args.threads or default_threads())
+    torch.set_num_threads(args.threads or (default_threads() if args.shards else 1))
     device = pick_device(args.device)
     vocab = Vocabulary.load(args.vocab, params.min_count, params.max_vocab)
     if not len(vocab):

@@ -112,13 +112,13 @@ class StudentPlan:
     def args(self, method: str, spec: str) -> str:
         section = self.section(method)
         args = ["--params", json.dumps(self.hyper(method, spec), sort_keys=True),
-                "--threads", str(section.get("threads", 2)),
+                "--threads", str(section.get("threads", 1)),
                 "--checkpoint-every", str(section.get("checkpoint_every", 600)),
                 "--device", self.config.get("device", "auto")]
         return shlex.join(args)
 
     def threads(self, method: str) -> int:
-        return int(self.section(method).get("threads", 2))
+        return int(self.section(method).get("threads", 1))
 
     def attention_args(self, spec: str) -> str:
         job = self.parse("bert_sg", spec)

@@ -189,7 +189,7 @@ class X2Static(Model):
         import torch
 
         U = rows["U"]  # (n, 1 + k, d): the target's row, then the negatives'
-        scores = torch.einsum("nkd,nd->nk", U, batch.data["ctx"])
+        scores = (U * batch.data["ctx"].unsqueeze(1)).sum(-1)
         if self.params.score_clamp:
             scores = scores.clamp(-self.params.score_clamp, self.params.score_clamp)
         sign = torch.ones(scores.shape[1], device=scores.device)
