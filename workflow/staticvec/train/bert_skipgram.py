@@ -56,6 +56,7 @@ from staticvec.errors import StaticvecError
 from staticvec.files import atomic_path
 from staticvec.train.negative_sampling import (
     Batch, LoopSettings, Model, UnigramSampler, centre_window_batches, context_windows, keep_probabilities,
+    log_sigmoid,
 )
 
 AGGREGATIONS = ("attention", "mean", "pairs")
@@ -182,7 +183,6 @@ def skipgram_scores(u, rows, mask, window: int, negatives: int, aggregation: str
     Returns ``(loss per centre, attention weights or None)``.
     """
     import torch
-    import torch.nn.functional as F
 
     W = 2 * window
     Vc, Vn = rows[:, :W], rows[:, W:]
@@ -190,16 +190,16 @@ def skipgram_scores(u, rows, mask, window: int, negatives: int, aggregation: str
     s = (Vc * uu).sum(-1)
     weights = None
     if aggregation == "pairs":
-        pos = -(F.logsigmoid(s) * mask).sum(1)
+        pos = -(log_sigmoid(s) * mask).sum(1)
     else:
         if aggregation == "attention":
             weights = torch.softmax((s * scale).masked_fill(~mask, float("-inf")), dim=1)
         else:
             weights = mask.float() / mask.sum(1, keepdim=True).clamp(min=1)
         v = (weights.unsqueeze(-1) * Vc).sum(1)
-        pos = -F.logsigmoid((v * u).sum(-1))
+        pos = -log_sigmoid((v * u).sum(-1))
     neg_scores = (Vn[:, : (W * negatives if negatives_per_pair else negatives)] * uu).sum(-1)
-    neg_terms = -F.logsigmoid(-neg_scores)
+    neg_terms = -log_sigmoid(-neg_scores)
     if negatives_per_pair:  # padded pairs have zero rows: their terms are log 2, masked out here
         neg_terms = neg_terms.reshape(len(u), W, negatives) * mask.unsqueeze(-1)
     return pos + neg_terms.reshape(len(u), -1).sum(1), weights

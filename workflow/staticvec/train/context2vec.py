@@ -45,7 +45,7 @@ import numpy as np
 
 from staticvec.errors import StaticvecError
 from staticvec.train.bert_skipgram import ContextualSkipGram, SkipGramParams, skipgram_scores
-from staticvec.train.negative_sampling import Batch, centre_window_batches
+from staticvec.train.negative_sampling import Batch, centre_window_batches, log_sigmoid
 
 
 @dataclass
@@ -77,21 +77,20 @@ class C2VParams(SkipGramParams):
 def c2v_losses(u, rows, mask, o, o_ctx, dense: dict, p: C2VParams):
     """L1, L2, L3 per centre (Eqs. 5–7) from u = W_o o (B, d'), the gathered rows and the teacher vectors."""
     import torch
-    import torch.nn.functional as F
 
     W = 2 * p.window
     Vc = rows[:, :W]  # padded slots are zero vectors: they add nothing to the sum
     ctx = Vc.sum(1)
     if p.semantic_context == "mean":
         ctx = ctx / mask.sum(1, keepdim=True).clamp(min=1)
-    L1 = -F.logsigmoid((ctx * u).sum(-1))
+    L1 = -log_sigmoid((ctx * u).sum(-1))
     centre_part = u if p.tie_w1 else o @ dense["W1"].T
     phi = torch.tanh if p.phi == "tanh" else (lambda x: x)
     v_context = p.lam * centre_part + p.lam * (phi(o_ctx) @ dense["W2"].T)
     target = u if p.contextualized_target == "centre" else rows[:, -1]
-    L2 = -F.logsigmoid((v_context * target).sum(-1))
+    L2 = -log_sigmoid((v_context * target).sum(-1))
     Vn = rows[:, W:W + p.negatives]
-    L3 = -F.logsigmoid(-(Vn * u.unsqueeze(1)).sum(-1)).sum(1)
+    L3 = -log_sigmoid(-(Vn * u.unsqueeze(1)).sum(-1)).sum(1)
     return L1, L2, L3
 
 

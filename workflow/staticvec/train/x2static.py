@@ -52,7 +52,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from staticvec.errors import StaticvecError
-from staticvec.train.negative_sampling import Batch, LoopSettings, Model, UnigramSampler, keep_probabilities
+from staticvec.train.negative_sampling import (
+    Batch, LoopSettings, Model, UnigramSampler, keep_probabilities, logistic_loss,
+)
 
 CONTEXT_MEANS = ("exclude_target", "all_words", "all_pieces")
 
@@ -193,5 +195,5 @@ class X2Static(Model):
         if self.params.score_clamp:
             scores = scores.clamp(-self.params.score_clamp, self.params.score_clamp)
         sign = torch.ones(scores.shape[1], device=scores.device)
-        sign[1:] = -1
-        return torch.nn.functional.softplus(-scores * sign).sum(dim=1).mean()
+        sign[1:] = -1  # ℓ(u_tᵀE) + Σ ℓ(−u_nᵀE)
+        return logistic_loss(scores * sign).sum(dim=1).mean()
