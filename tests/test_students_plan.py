@@ -70,6 +70,10 @@ def test_default_targets_cover_the_figures(config):
     assert {f"bert_sg-minilm-dev-w{w}-attention" for w in range(1, 9)} <= names  # Figure 4
     assert "bert_sg-minilm-dev-w5-mean" in names  # Figure 5
     assert "results/default/embeddings/bert_sg-minilm/seed1/attention.json" in targets  # Figure 7
+    config["methods"]["x2static"]["teachers"] = ["minilm", "smollm2"]  # Table 3's teacher rows
+    names = {t.split("/")[3] for t in StudentPlan(config).targets()}
+    assert {"x2static-para-smollm2", "x2static-sent-smollm2", "bert_sg-minilm"} <= names
+    assert "bert_sg-smollm2" not in names
 
 
 def test_rule_file_dry_run(config, tmp_path, repo_root):

@@ -29,7 +29,7 @@ from staticvec.teacher.plan import TeacherPlan
 METHODS = ("x2static", "bert_sg", "c2v")
 COMMANDS = {"x2static": "x2static", "bert_sg": "bert-sg", "c2v": "c2v"}
 FEATURE_SETS = {"sent": "sentence", "para": "paragraph"}
-WORKFLOW_KEYS = ("threads", "checkpoint_every", "variants", "contexts", "sweep_fraction", "sweep_windows",
+WORKFLOW_KEYS = ("threads", "checkpoint_every", "variants", "contexts", "teachers", "sweep_fraction", "sweep_windows",
                  "sweep_aggregations", "attention_sentences")
 DEV = re.compile(r"^dev-w(\d+)-(attention|mean|pairs)$")
 
@@ -131,9 +131,12 @@ class StudentPlan:
 
     # ------------------------------------------------------------ targets
     def specs(self, teacher: str | None = None) -> dict[str, list[str]]:
-        """The embeddings the papers' tables and figures need, per method, for one teacher."""
+        """The embeddings the papers' tables and figures need, per method: for ``teacher``, or the
+        default teacher (X2Static: each of ``methods.x2static.teachers``, Table 3's teacher rows)."""
+        x2s = self.section("x2static")
+        x2s_teachers = [teacher] if teacher else x2s.get("teachers") or [self.config["teacher"]["default"]]
         teacher = teacher or self.config["teacher"]["default"]
-        out = {"x2static": [f"{c}-{teacher}" for c in self.section("x2static").get("contexts", ["sent", "para"])],
+        out = {"x2static": [f"{c}-{t}" for t in x2s_teachers for c in x2s.get("contexts", ["sent", "para"])],
                "bert_sg": [teacher], "c2v": [teacher]}
         bsg = self.section("bert_sg")
         windows = bsg.get("sweep_windows", [])
