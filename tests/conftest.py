@@ -1,10 +1,14 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
+
+# use this checkout's package even when another copy is installed (git worktrees)
+sys.path.insert(0, str(REPO / "workflow"))
 
 
 @pytest.fixture(scope="session")

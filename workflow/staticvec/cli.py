@@ -22,6 +22,11 @@ COMMAND_MODULES = [
     "staticvec.corpus.cli",
     "staticvec.post.cli",
     "staticvec.teacher.cli",
+    "staticvec.evaluate.intrinsic",
+    "staticvec.report.tables",
+    "staticvec.evaluate.classification_cli",
+    "staticvec.cooc.cli",
+    "staticvec.train.cli",
     "staticvec.train.student_cli",  # after staticvec.train.cli: it adds its commands to `staticvec train`
 ]
 
