@@ -48,9 +48,10 @@ def run(*args):
 
 
 def test_stored_and_recomputed_features_train_the_same_vectors(setup, tmp_path):
-    common = ["--vocab", setup["vocab"], "--params", json.dumps({"negatives": 3, "min_count": 1, "lr": 0.01})]
+    params = {"negatives": 3, "min_count": 1, "lr": 0.01, "context": "paragraph"}
+    common = ["--vocab", setup["vocab"], "--params", json.dumps(params)]
     assert run("x2static", "--features", *setup["paragraph"], *common, "--out", tmp_path / "a.bin") == 0
-    assert run("x2static", "--shards", *setup["shards"], "--teacher", setup["teacher"], "--context", "paragraph",
+    assert run("x2static", "--shards", *setup["shards"], "--teacher", setup["teacher"],  # context from the params
                "--part-sentences", 8, *common, "--out", tmp_path / "b.bin") == 0
     a, b = Embeddings.load(tmp_path / "a.bin"), Embeddings.load(tmp_path / "b.bin")
     assert a.words == b.words == small_vocab().words
@@ -133,3 +134,5 @@ def test_bad_arguments_are_clear_errors(setup, tmp_path, capsys):
     assert "windw" in capsys.readouterr().err
     assert run("bert-sg", "--features", *setup["sentence"], *base, "--aggregation", "max") == 2
     assert run("x2static", "--features", str(tmp_path / "nowhere"), *base) == 2
+    assert run("x2static", "--features", *setup["paragraph"], *base, "--min-count", 1) == 2  # context: sentence
+    assert "paragraph inputs" in capsys.readouterr().err

@@ -76,8 +76,6 @@ def register_methods(sub) -> None:
         data.add_argument("--shards", nargs="+", default=[], metavar="SHARD",
                           help="recompute: corpus shards run through --teacher now")
         data.add_argument("--teacher", default=None, help="recompute: teacher spec (minilm, smollm2, a directory, a hub name)")
-        data.add_argument("--context", choices=["sentence", "paragraph"], default="sentence",
-                          help="recompute: sentence or paragraph inputs (X2Static_sent / _para)")
         data.add_argument("--online", action="store_true", help="recompute: allow downloading the teacher")
         data.add_argument("--batch-tokens", type=int, default=8192, help="recompute: padded pieces per teacher batch")
         data.add_argument("--part-sentences", type=int, default=4096, help="recompute: sentences per block")
@@ -186,6 +184,10 @@ def _run(args) -> int:
         feature_vocab_path = args.feature_vocab or args.vocab
         feature_vocab = Vocabulary.load(feature_vocab_path, max_size=source.meta.get("vocab_size"))
         source.check_vocabulary(feature_vocab_path, feature_vocab)
+        wanted = getattr(params, "context", "sentence")
+        if source.context != wanted:
+            raise StaticvecError(f"{args.features[0]}: features computed with {source.context} inputs, but the "
+                                 f"{args.method} run asks for context {wanted!r}")
         if feature_vocab.words[: len(vocab)] != vocab.words or len(feature_vocab) != len(vocab):
             source.remap = vocabulary_remap(feature_vocab.words, vocab.index)
             log.info("feature word ids remapped: %d feature words -> %d method words", len(feature_vocab), len(vocab))
@@ -195,7 +197,8 @@ def _run(args) -> int:
         from staticvec.teacher.load import load_teacher
 
         teacher = load_teacher(args.teacher, device=args.device, offline=not args.online)
-        source = RecomputedFeatures(args.shards, teacher, vocab, keys, context=args.context,
+        context = getattr(params, "context", "sentence")  # x2static's sentence/paragraph inputs
+        source = RecomputedFeatures(args.shards, teacher, vocab, keys, context=context,
                                     part_sentences=args.part_sentences, batch_tokens=args.batch_tokens)
 
     model = model_cls(np.asarray(vocab.counts), source.hidden_size, params, device, args.seed)

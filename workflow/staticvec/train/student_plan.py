@@ -29,7 +29,7 @@ from staticvec.teacher.plan import TeacherPlan
 METHODS = ("x2static", "bert_sg", "c2v")
 COMMANDS = {"x2static": "x2static", "bert_sg": "bert-sg", "c2v": "c2v"}
 FEATURE_SETS = {"sent": "sentence", "para": "paragraph"}
-WORKFLOW_KEYS = ("threads", "checkpoint_every", "variants", "contexts", "teachers", "sweep_fraction", "sweep_windows",
+WORKFLOW_KEYS = ("threads", "checkpoint_every", "variants", "sweep_fraction", "sweep_windows",
                  "sweep_aggregations", "attention_sentences")
 DEV = re.compile(r"^dev-w(\d+)-(attention|mean|pairs)$")
 
@@ -71,15 +71,16 @@ class StudentPlan:
             raise StaticvecError(f"{method}-{spec}: no teacher of teacher.models ({', '.join(self.teachers)}) in the name")
         variant = rest[len(teacher) + 1:] or None
         job = StudentJob(method, teacher, fset, variant, self.tp.n_shards)
+        job.overrides = {"context": fset} if method == "x2static" else {}
         if variant is None:
             return job
         dev = DEV.match(variant) if method == "bert_sg" else None
         if dev:
             fraction = float(section.get("sweep_fraction", 0.25))
             job.n_shards = max(1, round(fraction * self.tp.n_shards))
-            job.overrides = {"window": int(dev.group(1)), "aggregation": dev.group(2)}
+            job.overrides.update({"window": int(dev.group(1)), "aggregation": dev.group(2)})
         elif variant in section.get("variants", {}):
-            job.overrides = dict(section["variants"][variant])
+            job.overrides.update(section["variants"][variant])
         else:
             raise StaticvecError(f"{method}-{spec}: variant {variant!r} is neither in methods.{method}.variants"
                                  + (" nor dev-w<W>-<attention|mean|pairs>" if method == "bert_sg" else ""))
@@ -131,13 +132,9 @@ class StudentPlan:
 
     # ------------------------------------------------------------ targets
     def specs(self, teacher: str | None = None) -> dict[str, list[str]]:
-        """The embeddings the papers' tables and figures need, per method: for ``teacher``, or the
-        default teacher (X2Static: each of ``methods.x2static.teachers``, Table 3's teacher rows)."""
-        x2s = self.section("x2static")
-        x2s_teachers = [teacher] if teacher else x2s.get("teachers") or [self.config["teacher"]["default"]]
+        """The embeddings the papers' tables and figures need, per method, for one teacher."""
         teacher = teacher or self.config["teacher"]["default"]
-        out = {"x2static": [f"{c}-{t}" for t in x2s_teachers for c in x2s.get("contexts", ["sent", "para"])],
-               "bert_sg": [teacher], "c2v": [teacher]}
+        out = {"x2static": [f"sent-{teacher}", f"para-{teacher}"], "bert_sg": [teacher], "c2v": [teacher]}
         bsg = self.section("bert_sg")
         windows = bsg.get("sweep_windows", [])
         aggs = bsg.get("sweep_aggregations", [])

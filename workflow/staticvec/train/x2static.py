@@ -10,8 +10,8 @@ GPT-2; 384 for MiniLM, 576 for SmolLM2 here), N the negatives. E_ctx is fixed (n
 - X2Static_sent (Eq. 3): ``E_ctx(S, w_t) = 1/|S| Σ_{w∈S} M(S, w)``, M(S, w) = the teacher's
   last-layer vector of word w with S as input (a word = the mean of its pieces);
 - X2Static_para (Eq. 4): the same mean over the sentence's words, but M(P_S, w) computed with the
-  whole paragraph P_S as input. Which of the two is decided by the features given (the teacher's
-  ``sentence`` or ``paragraph`` feature set); the code is the same.
+  whole paragraph P_S as input. Which of the two is ``context`` (``sentence`` | ``paragraph``):
+  the teacher feature set of that name; the features given must match it. The code is the same.
 
 What enters the mean (``context_mean``) is where the paper, its equation and the released code
 differ; all three are offered:
@@ -63,6 +63,7 @@ CONTEXT_MEANS = ("exclude_target", "all_words", "all_pieces")
 class X2StaticParams:
     """Hyper-parameters; defaults are the paper's (Table 1), released-code behaviours are options."""
 
+    context: str = "sentence"  # sentence (X2Static_sent) | paragraph (X2Static_para): the features' teacher inputs
     context_mean: str = "exclude_target"  # exclude_target | all_words (Eq. 3 literally) | all_pieces (released code)
     negatives: int = 10
     negative_power: float = 0.5  # paper: unspecified; fastText/Sent2vec and the released code: 0.5
@@ -78,6 +79,8 @@ class X2StaticParams:
     max_vocab: int | None = 750000
 
     def __post_init__(self):
+        if self.context not in ("sentence", "paragraph"):
+            raise StaticvecError(f"x2static context {self.context!r}: expected sentence or paragraph")
         if self.context_mean not in CONTEXT_MEANS:
             raise StaticvecError(f"x2static context_mean {self.context_mean!r}: expected one of {', '.join(CONTEXT_MEANS)}")
         if self.negatives < 0 or self.batch_sentences < 1 or self.epochs < 1:
