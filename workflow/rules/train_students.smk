@@ -1,131 +1,103 @@
-# Distillation trainers: X2Static (sent/para), BERT + Skip-gram (and its Fig. 4/5 sweeps), Context-to-Vec.
-# Each reads the teacher stage's per-shard features and writes <results>/embeddings/<name>/seed<N>/.
-# Names, inputs and options come from staticvec.train.student_plan.StudentPlan; every rule is one CLI call.
-# Needs R (results dir) and the teacher rules (teacher.smk) for the features.
+# Distillation trainers reading the teacher stage's per-shard features: X2Static (sent/para),
+# BERT + Skip-gram (and its Figure 4/5 sweeps, from the sheet), Context-to-Vec; every sheet entry
+# of these methods, once per seed. The trainer gets the entry's hyper-parameters as JSON.
 
-from pathlib import Path
+import json
+import shlex
 
-from staticvec.train.student_plan import StudentPlan
-
-SP = StudentPlan(config)
-STUDENT_GPU = 1 if config["teacher"].get("gpu") else 0
-STUDENT_EMB = f"{R}/embeddings"
+STUDENT_COMMANDS = {"x2static": "x2static", "bert_sg": "bert-sg", "c2v": "c2v"}
+# keys of a method block that steer the workflow, not the trainer
+STUDENT_WORKFLOW_KEYS = ("threads", "checkpoint_every")
 
 
-def student_inputs(method):
-    def inputs(wildcards):
-        return {"features": SP.features(method, wildcards.spec), "vocab": SP.vocab(method),
-                "feature_vocab": SP.feature_vocab()}
-
-    return inputs
+def student_feature_set(spec, params):
+    return "paragraph" if spec.method == "x2static" and params.get("context") == "paragraph" else "sentence"
 
 
-def student_args(method):
-    return lambda wildcards: SP.args(method, wildcards.spec)
+def student_inputs(wildcards):
+    spec, params = W.spec(wildcards.emb), W.params(wildcards.emb)
+    k = len(W.emb_shard_ids(wildcards.emb))
+    return {
+        "features": TP.all_features(spec.teacher, student_feature_set(spec, params), k),
+        "vocab": W.vocab(params.get("min_count")),
+        "feature_vocab": TP.vocab(),  # the vocabulary whose ids the features hold
+    }
 
 
-def student_checkpoint(wildcards, output):
-    return str(Path(output.vectors).parent / "checkpoint.pt")
+def student_args(wildcards):
+    params = W.params(wildcards.emb)
+    trainer = {k: v for k, v in params.items() if k not in STUDENT_WORKFLOW_KEYS}
+    return shlex.join([
+        "--params", json.dumps(trainer, sort_keys=True), "--threads", str(params.get("threads", 1)),
+        "--checkpoint-every", str(params.get("checkpoint_every", 600)), "--device", config.get("device", "auto"),
+    ])
 
 
-wildcard_constraints:
-    seed=r"\d+",
-
-
-rule train_x2static:
+rule train_student:
     input:
-        unpack(student_inputs("x2static")),
+        unpack(student_inputs),
     output:
-        vectors=f"{STUDENT_EMB}/x2static-{{spec}}/seed{{seed}}/vectors.bin",
-        record=f"{STUDENT_EMB}/x2static-{{spec}}/seed{{seed}}/vectors.json",
-    wildcard_constraints:
-        spec=r"(sent|para)-[A-Za-z0-9_.-]+",
+        vectors=W.embedding("{emb}"),
+        record=W.embedding_record("{emb}"),
     params:
-        args=student_args("x2static"),
-        checkpoint=student_checkpoint,
+        command=lambda wc: STUDENT_COMMANDS[W.spec(wc.emb).method],
+        args=student_args,
+        checkpoint=f"{R}/embeddings/{{emb}}/seed{{seed}}/checkpoint.pt",
+        model="",
     log:
-        "logs/train/x2static-{spec}/seed{seed}.log",
+        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
     benchmark:
-        f"{R}/benchmarks/train/x2static-{{spec}}/seed{{seed}}.tsv"
-    threads: SP.threads("x2static")
+        f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
+    wildcard_constraints:
+        emb=W.ids_regex("x2static", "c2v"),
+    threads: lambda wc: W.params(wc.emb).get("threads", 1)
     resources:
         mem_mb=8000,
         runtime=720,
-        gpu=STUDENT_GPU,
+        gpu=GPU,
+    conda:
+        GPU_ENV
     shell:
-        "staticvec train x2static --features {input.features} --vocab {input.vocab} --feature-vocab {input.feature_vocab}"
-        " {params.args} --seed {wildcards.seed} --checkpoint {params.checkpoint} --out {output.vectors} --record {output.record} > {log} 2>&1"
+        "staticvec train {params.command} --features {input.features} --vocab {input.vocab}"
+        " --feature-vocab {input.feature_vocab} {params.args} --seed {wildcards.seed}"
+        " --checkpoint {params.checkpoint} {params.model} --out {output.vectors} --record {output.record} > {log} 2>&1"
 
 
-rule train_bert_sg:
-    input:
-        unpack(student_inputs("bert_sg")),
+use rule train_student as train_bert_sg with:
+    # BERT + Skip-gram also keeps its model (projection U, context table V'): Figure 7 reads it
     output:
-        vectors=f"{STUDENT_EMB}/bert_sg-{{spec}}/seed{{seed}}/vectors.bin",
-        record=f"{STUDENT_EMB}/bert_sg-{{spec}}/seed{{seed}}/vectors.json",
-        model=f"{STUDENT_EMB}/bert_sg-{{spec}}/seed{{seed}}/model.pt",
-    wildcard_constraints:
-        spec=r"[A-Za-z0-9_.-]+",
+        vectors=W.embedding("{emb}"),
+        record=W.embedding_record("{emb}"),
+        model=f"{R}/embeddings/{{emb}}/seed{{seed}}/model.pt",
     params:
-        args=student_args("bert_sg"),
-        checkpoint=student_checkpoint,
-    log:
-        "logs/train/bert_sg-{spec}/seed{seed}.log",
-    benchmark:
-        f"{R}/benchmarks/train/bert_sg-{{spec}}/seed{{seed}}.tsv"
-    threads: SP.threads("bert_sg")
-    resources:
-        mem_mb=8000,
-        runtime=720,
-        gpu=STUDENT_GPU,
-    shell:
-        "staticvec train bert-sg --features {input.features} --vocab {input.vocab} --feature-vocab {input.feature_vocab}"
-        " {params.args} --seed {wildcards.seed} --checkpoint {params.checkpoint} --model {output.model}"
-        " --out {output.vectors} --record {output.record} > {log} 2>&1"
+        command="bert-sg",
+        args=student_args,
+        checkpoint=f"{R}/embeddings/{{emb}}/seed{{seed}}/checkpoint.pt",
+        model=lambda wc, output: f"--model {output.model}",
+    wildcard_constraints:
+        emb=W.ids_regex("bert_sg"),
 
 
 rule bert_sg_attention:
-    # Figure 7: the attention weights a_j of the trained model on the configured sentences
+    # Wang et al. Figure 7: the attention weights a_j of a trained BERT+Skip-gram model on a sentence
     input:
-        model=f"{STUDENT_EMB}/bert_sg-{{spec}}/seed{{seed}}/model.pt",
+        model=f"{R}/embeddings/{{emb}}/seed{{seed}}/model.pt",
     output:
-        f"{STUDENT_EMB}/bert_sg-{{spec}}/seed{{seed}}/attention.json",
-    wildcard_constraints:
-        spec=r"[A-Za-z0-9_.-]+",
+        f"{R}/embeddings/{{emb}}/seed{{seed}}/attention.json",
     params:
-        args=lambda wildcards: SP.attention_args(wildcards.spec),
+        args=lambda wc: shlex.join(["--teacher", W.teacher_model(W.spec(wc.emb).teacher), "--device",
+                                    config.get("device", "auto"), *([] if config["teacher"]["offline"] else ["--online"])]),
+        sentences=lambda wc: W.attention_sentence_args(),
     log:
-        "logs/train/bert_sg-{spec}/seed{seed}.attention.log",
+        f"{R}/logs/train/{{emb}}/seed{{seed}}.attention.log",
+    wildcard_constraints:
+        emb=W.ids_regex("bert_sg"),
     threads: 1
     resources:
         mem_mb=4000,
         runtime=15,
+    conda:
+        GPU_ENV
     shell:
-        "staticvec train bert-sg-attention --model {input.model} {params.args} --out {output} > {log} 2>&1"
-
-
-rule train_c2v:
-    input:
-        unpack(student_inputs("c2v")),
-    output:
-        vectors=f"{STUDENT_EMB}/c2v-{{spec}}/seed{{seed}}/vectors.bin",
-        record=f"{STUDENT_EMB}/c2v-{{spec}}/seed{{seed}}/vectors.json",
-        model=f"{STUDENT_EMB}/c2v-{{spec}}/seed{{seed}}/model.pt",
-    wildcard_constraints:
-        spec=r"[A-Za-z0-9_.-]+",
-    params:
-        args=student_args("c2v"),
-        checkpoint=student_checkpoint,
-    log:
-        "logs/train/c2v-{spec}/seed{seed}.log",
-    benchmark:
-        f"{R}/benchmarks/train/c2v-{{spec}}/seed{{seed}}.tsv"
-    threads: SP.threads("c2v")
-    resources:
-        mem_mb=8000,
-        runtime=720,
-        gpu=STUDENT_GPU,
-    shell:
-        "staticvec train c2v --features {input.features} --vocab {input.vocab} --feature-vocab {input.feature_vocab}"
-        " {params.args} --seed {wildcards.seed} --checkpoint {params.checkpoint} --model {output.model}"
-        " --out {output.vectors} --record {output.record} > {log} 2>&1"
+        "staticvec train bert-sg-attention --model {input.model} {params.args} {params.sentences}"
+        " --out {output} > {log} 2>&1"

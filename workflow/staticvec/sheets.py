@@ -138,7 +138,7 @@ class EmbeddingSheet:
 def _spec(eid: str, raw: dict, methods_config: dict, config: dict, path) -> EmbeddingSpec:
     if not ID_PATTERN.match(eid):
         raise ConfigError(f"{path}: embedding id {eid!r} must be letters, digits and '_'")
-    allowed = {"method", "params", "base", "description"}
+    allowed = {"method", "params", "base", "description", "preset"}
     if set(raw) - allowed:
         raise ConfigError(f"{path}: embedding '{eid}' has unknown keys {sorted(set(raw) - allowed)}; allowed: {sorted(allowed)}")
     method = raw.get("method")
@@ -155,6 +155,13 @@ def _spec(eid: str, raw: dict, methods_config: dict, config: dict, path) -> Embe
             f"{path}: embedding '{eid}': unknown parameter(s) {sorted(unknown)} for method '{method}'; "
             f"allowed: {', '.join(sorted(set(defaults) | COMMON_PARAMS))}"
         )
+    presets = defaults.pop("variants", {}) if block else {}
+    if raw.get("preset"):
+        # a named set of overrides of the method block (e.g. `released`: the authors' code's settings)
+        if raw["preset"] not in presets:
+            raise ConfigError(f"{path}: embedding '{eid}': preset {raw['preset']!r} is not one of "
+                              f"methods.{block}.variants ({', '.join(presets) or 'none'})")
+        defaults = deep_merge(defaults, presets[raw["preset"]])
     params = deep_merge(defaults, overrides)
     teacher = params.pop("teacher", None) or (config.get("teacher", {}).get("default") if _uses_teacher(method) else None)
     fraction = float(params.pop("fraction", 1.0))

@@ -275,6 +275,20 @@ class Workflow:
             layer += self.teacher_depth(self.spec(emb).teacher) + 1
         return str(Path(self.ase_directory(emb)).parent / f"layer-{layer:02d}.bin")
 
+    def attention_sentence_args(self) -> str:
+        """--sentence flags of the attention dump: the figures sheet's attention sentences."""
+        import shlex
+
+        figures = self.figures_sheet_entries()
+        sentences = [f["sentence"] for f in figures.values() if f.get("kind") == "attention" and f.get("sentence")]
+        return " ".join(f"--sentence {shlex.quote(x)}" for x in dict.fromkeys(sentences))
+
+    def figures_sheet_entries(self) -> dict:
+        from staticvec.config import load_yaml
+
+        path = resolve_path(self.config.get("sheets", {}).get("figures", "config/figures.yaml"), self.root)
+        return (load_yaml(path) or {}).get("figures", {}) if path.exists() else {}
+
     def params_json(self, emb: str) -> str:
         return json.dumps(self.params(emb), sort_keys=True)
 
