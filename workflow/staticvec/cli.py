@@ -18,6 +18,7 @@ from staticvec.errors import StaticvecError
 # One line per stage; each module defines register(subparsers).
 COMMAND_MODULES = [
     "staticvec.config",
+    "staticvec.evaluate.tagging.cli",
 ]
 
 

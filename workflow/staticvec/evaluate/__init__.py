@@ -1,0 +1,1 @@
+"""Evaluation of static embeddings: intrinsic (similarity, analogy, categorization, ...) and extrinsic (tagging, classification)."""
