@@ -12,6 +12,17 @@ from staticvec.evaluate.tagging.model import BiLSTM, BiLSTMCRF, reverse_padded
 from staticvec.evaluate.tagging.train import TaggerConfig, length_bucketed_batches, train_tagger
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models gain nothing from more threads, and spinning OpenMP threads crawl on a busy machine."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def test_reverse_padded_reverses_within_each_length():
     x = torch.tensor([[1, 2, 3, 0], [4, 5, 0, 0]]).unsqueeze(2)
     out = reverse_padded(x, torch.tensor([3, 2])).squeeze(2)
@@ -88,3 +99,19 @@ def test_frozen_vectors_are_a_buffer_and_unk_is_learnt():
     assert "unk" in names and "vectors" not in names and "vectors" not in model.state_dict()
     with pytest.raises(ValueError):
         BiLSTMCRF(np.ones((4, 3), dtype=np.float32), n_tags=2, oov="mean")
+
+
+@pytest.mark.parametrize("char_features", ["cnn", "lstm"])
+def test_character_features_train_and_see_capitals(char_features):
+    """With casing off and lower-cased lookup, only the characters tell 'Paris' from 'paris'."""
+    rng = np.random.default_rng(1)
+    sentences = []
+    for _ in range(120):
+        words = [str(w) for w in rng.choice(["paris", "Paris", "rome", "Rome"], rng.integers(2, 5))]
+        sentences.append(Sentence(tuple(words), tuple("C" if w[0].isupper() else "l" for w in words)))
+    data = TaskData("pos", "ud", sentences[:80], sentences[80:100], sentences[100:])
+    emb = Embeddings(["paris", "rome"], rng.normal(0, 1, (2, 4)).astype(np.float32))
+    config = TaggerConfig(hidden=8, casing_dim=0, char_features=char_features, char_dim=6, char_hidden=8, optimizer="adam",
+                          lr=0.05, batch_size=16, max_epochs=8, patience=8, dropout=0.0)
+    result = train_tagger(data, StaticInputs(emb, data), config, seed=0, device="cpu")
+    assert result["test"] > 0.95

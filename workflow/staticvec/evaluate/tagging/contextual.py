@@ -7,7 +7,7 @@ the same BiLSTM-CRF, so the row differs from the static rows by its input only; 
 is not fine-tuned (the papers' BERT-base rows may be; the table says which).
 
 The teacher sees the words as written (an uncased teacher lower-cases them itself), with Penn
-Treebank escapes undone (``-LRB-`` → ``(``, ````` → ``"``).
+Treebank escapes undone (``-LRB-`` → ``(``, ````` → ``"``) and spaces inside a word as ``_``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ def sentence_vectors(teacher, sentences, layer: int = -1, batch_tokens: int = 81
 
     spec = FeatureSpec(context="sentence", layers=(layer,), vector_dtype="float16")
     extractor = FeatureExtractor(teacher, spec, batch_tokens=batch_tokens)
-    words = [[PTB_UNESCAPE.get(w, w) for w in s] for s in sentences]
+    # the teacher sees " ".join(words): a space inside a word would split it
+    words = [[PTB_UNESCAPE.get(w, w).replace(" ", "_") for w in s] for s in sentences]
     n = len(words)
     part = Part(0, sentences=words, records=list(range(n)), paragraphs=list(range(n)))
     arrays = extractor.extract(part)
