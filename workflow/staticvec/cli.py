@@ -18,6 +18,12 @@ from staticvec.errors import StaticvecError
 # One line per stage; each module defines register(subparsers).
 COMMAND_MODULES = [
     "staticvec.config",
+    "staticvec.resources",
+    "staticvec.corpus.cli",
+    "staticvec.post.cli",
+    "staticvec.teacher.cli",
+    "staticvec.evaluate.intrinsic",
+    "staticvec.report.tables",
     "staticvec.evaluate.tagging.cli",
 ]
 

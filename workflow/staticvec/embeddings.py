@@ -133,6 +133,10 @@ class Embeddings:
     def save(self, path: str | os.PathLike, fmt: str | None = None) -> None:
         """Write atomically in ``fmt`` (default: from the file name)."""
         fmt = fmt or guess_format(path)
+        bad = next((w for w in self.words if not w or any(ch.isspace() for ch in w)), None)
+        if bad is not None:
+            # word2vec files separate the word from its values by a space: such a word breaks the file
+            raise ValueError(f"cannot save the word {bad!r}: words must be non-empty and contain no whitespace")
         if fmt == "npy":
             with atomic_path(path) as tmp:
                 with open(tmp, "wb") as fh:
@@ -224,6 +228,8 @@ def _load_text(path: Path, header: bool, max_words: int | None) -> Embeddings:
                 if max_words is not None and len(words) >= max_words:
                     break
                 word, _, rest = line.partition(" ")
+                if not word:
+                    raise InputFileError(path, "line starts with a space: empty word", lineno)
                 values = rest.split(" ")
                 if dim is None:
                     dim = len(values)
@@ -234,6 +240,9 @@ def _load_text(path: Path, header: bool, max_words: int | None) -> Embeddings:
                 except ValueError:
                     bad = next(v for v in values if not _is_float(v))
                     raise InputFileError(path, f"non-numeric value {bad!r} for word {word!r}", lineno) from None
+                if not np.isfinite(row).all():
+                    bad = values[int(np.argmin(np.isfinite(row)))]
+                    raise InputFileError(path, f"non-finite value {bad!r} for word {word!r}", lineno)
                 if word in seen:
                     raise InputFileError(path, f"duplicate word {word!r} (first on line {seen[word]})", lineno)
                 seen[word] = lineno
@@ -303,23 +312,36 @@ def _load_npy(path: Path, max_words: int | None) -> Embeddings:
         vectors = np.load(path, mmap_mode="r")
     except ValueError as exc:
         raise InputFileError(path, f"not a valid .npy matrix ({exc})") from None
-    words, counts = [], []
+    if vectors.ndim != 2:
+        raise InputFileError(path, f"expected a 2-d matrix, found shape {vectors.shape}")
+    words, counts, seen = [], [], {}
     with open(vocab, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             if max_words is not None and len(words) >= max_words:
                 break
             try:
-                line = raw.decode("utf-8").rstrip("\n")
+                line = raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as exc:
                 raise InputFileError(vocab, f"invalid UTF-8 ({exc.reason})", lineno) from None
             word, _, count = line.partition("\t")
+            if not word:
+                raise InputFileError(vocab, "empty word", lineno)
+            if word in seen:
+                raise InputFileError(vocab, f"duplicate word {word!r} (first on line {seen[word]})", lineno)
+            seen[word] = lineno
             words.append(word)
             if count:
+                if not count.isdigit():
+                    raise InputFileError(vocab, f"count {count!r} of word {word!r} is not a non-negative integer", lineno)
                 counts.append(int(count))
     if max_words is None and len(words) != vectors.shape[0]:
         raise InputFileError(vocab, f"{len(words)} words for a matrix of {vectors.shape[0]} rows")
+    if len(words) > vectors.shape[0]:
+        raise InputFileError(vocab, f"more words than the {vectors.shape[0]} rows of {path}")
+    if counts and len(counts) != len(words):
+        raise InputFileError(vocab, "some words have a count and others not")
     rows = np.asarray(vectors[: len(words)], dtype=np.float32)
-    try:
-        return Embeddings(words, rows, counts if len(counts) == len(words) else None)
-    except ValueError as exc:
-        raise InputFileError(vocab, str(exc)) from None
+    if not np.isfinite(rows).all():
+        bad = int(np.where(~np.isfinite(rows).all(axis=1))[0][0])
+        raise InputFileError(path, f"row {bad + 1} ({words[bad]!r}) holds a non-finite value")
+    return Embeddings(words, rows, counts or None)

@@ -1,0 +1,30 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
+
+# use this checkout's package even when another copy is installed (git worktrees)
+sys.path.insert(0, str(REPO / "workflow"))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"offline data not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _run_from_repo_root(monkeypatch):
+    # Config paths are relative to the repository root, as when Snakemake runs.
+    monkeypatch.chdir(REPO)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -1,0 +1,144 @@
+"""Paper tables: the transcribed files, the tables sheet, and the ours / paper / difference builder."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from staticvec.cli import main
+from staticvec.errors import InputFileError, StaticvecError
+from staticvec.evaluate.datasets import DATASETS
+from staticvec.report.tables import (build_comparison, build_neighbours, load_paper_table, load_tables_spec,
+                                     table_result_paths, to_markdown)
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER_TABLES = sorted((ROOT / "resources/paper_tables").glob("*.csv"))
+
+
+@pytest.mark.parametrize("path", PAPER_TABLES, ids=[p.stem for p in PAPER_TABLES])
+def test_every_paper_table_reads(path):
+    table = load_paper_table(path)
+    assert table.rows and {"paper", "title", "units", "source"} <= set(table.meta)
+    assert table.meta["table"] == path.stem.split("table")[1]
+    if table.kind == "neighbours":
+        assert all(len(words) == 6 for words in table.neighbours.values())
+    else:
+        numbers = [v for v in table.values.values() if not math.isnan(v)]
+        assert len(numbers) >= len(table.rows)
+
+
+def test_paper_table_values_and_notes():
+    t3 = load_paper_table(ROOT / "resources/paper_tables/x2static_table3.csv")
+    assert t3.values[("ase_bert_task", "rg65")] == 0.7449 and t3.notes[("ase_bert_task", "rg65")] == "1"
+    assert t3.scale == 1 and t3.decimals("avg") == 4 and t3.info["skipgram"]["dim"] == "768"
+    t5 = load_paper_table(ROOT / "resources/paper_tables/semglove_table5.csv")
+    assert t5.values[("cat_cats", "semglove_md")] == 34800.0  # printed 3.48 x 10^4
+
+
+def test_tables_sheet_is_valid_and_uses_known_datasets():
+    spec = load_tables_spec(ROOT / "config/tables.yaml", ROOT)
+    assert set(spec["tables"]) == {p.stem for p in PAPER_TABLES}
+    for entry in spec["tables"].values():
+        if entry["source"] == "intrinsic":
+            for target in entry.get("columns", {}).values():
+                if isinstance(target, str):
+                    assert target.split(".")[0] in DATASETS
+
+
+def test_tables_sheet_errors(tmp_path):
+    bad = tmp_path / "tables.yaml"
+    bad.write_text("tables:\n  c2v_table1:\n    paper_file: resources/paper_tables/c2v_table1.csv\n"
+                   "    source: intrinsic\n    protocol: web\n    rows: {sg: sg, skipgram: sg}\n    columns: {ws353: ws353, wsx: ws353}\n")
+    with pytest.raises(StaticvecError) as err:
+        load_tables_spec(bad, ROOT)
+    assert "['skipgram'] are not rows" in str(err.value) and "['wsx'] are not columns" in str(err.value)
+    bad.write_text("tables:\n  c2v_table1:\n    paper_file: x.csv\n    source: nowhere\n    rows: {}\n")
+    with pytest.raises(StaticvecError, match="source"):
+        load_tables_spec(bad, ROOT)
+
+
+def test_malformed_paper_table_names_file_and_line(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("# paper: P\n# table: 1\n# units: x\nrow,label,a\nr1,R1,1.0\nr2,R2,abc\n")
+    with pytest.raises(InputFileError) as err:
+        load_paper_table(path)
+    assert err.value.line == 6 and "abc" in str(err.value)
+
+
+def result(**scores):
+    out = {"oov_policy": "mean", "lowercase": True, "max_vocab": None, "results": {}}
+    for key, (score, found, total) in scores.items():
+        out["results"][key] = {"score": score, "found": found, "total": total}
+    return out
+
+
+def paper_file(tmp_path):
+    path = tmp_path / "demo_table1.csv"
+    path.write_text("# paper: Demo\n# table: 1\n# title: demo\n# units: x100\n# scale: 100\n"
+                    "row,label,ws,sl,avg\nsg,Skip-gram,60.0,30.0,45.0\ndeps,Deps,50.0,,\n")
+    return path
+
+
+def test_build_comparison_scales_diffs_averages_and_coverage(tmp_path):
+    ours = {"sg": [result(ws353=(0.62, 350, 353), simlex999=(0.31, 990, 999)),
+                   result(ws353=(0.64, 350, 353), simlex999=(0.33, 990, 999))]}
+    frame = build_comparison(paper_file(tmp_path), ours, {"sg": "sg", "deps": None},
+                             {"ws": "ws353", "sl": "simlex999", "avg": {"mean": ["ws", "sl"]}},
+                             {"corpus": "enwiki AA", "tokens": 2_000_000, "teacher": "MiniLM"})
+    cell = frame.set_index(["row", "column"])
+    ws = cell.loc[("sg", "ws")]
+    assert ws["ours"] == pytest.approx(63.0) and ws["diff"] == pytest.approx(3.0)
+    assert ws["ours_sd"] == pytest.approx(math.sqrt(2)) and ws["runs"] == 2 and (ws["found"], ws["total"]) == (350, 353)
+    avg = cell.loc[("sg", "avg")]
+    assert avg["ours"] == pytest.approx((63 + 32) / 2) and avg["diff"] == pytest.approx(2.5) and avg["total"] == 1352
+    deps = cell.loc[("deps", "ws")]
+    assert deps["paper"] == 50.0 and math.isnan(deps["ours"]) and not isinstance(deps["embedding"], str)
+    caption = frame.attrs["caption"]
+    for part in ("Demo, Table 1", "enwiki AA", "2.0M tokens", "MiniLM", "mean vector", "lower-cased"):
+        assert part in caption
+    md = to_markdown(frame)
+    assert "63.0 / 60.0 (+3.0) ±1.4 (n=2)" in md and "| Deps | — | — / 50.0 |" in md and "350/353" in md
+
+
+def test_result_paths_for_sub_fields(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("# paper: P\n# table: 2\n# units: %\n# scale: 100\nrow,label,sem,web\nsg,SG,50.0,20.0\n")
+    res = {"results": {"google": {"score": 0.4, "semantic": 0.5, "found": 90, "total": 100,
+                                  "groups": {"semantic": {"score": 0.5, "found": 40, "total": 50}}},
+                       "semeval2012": {"score": 0.1, "found": 3000, "total": 3218, "variants": {"web": 0.2}}}}
+    frame = build_comparison(path, {"sg": res}, {"sg": "sg"}, {"sem": "google.semantic", "web": "semeval2012.variants.web"})
+    cell = frame.set_index("column")
+    assert cell.loc["sem", "ours"] == pytest.approx(50.0) and cell.loc["sem", "total"] == 50
+    assert cell.loc["web", "ours"] == pytest.approx(20.0) and cell.loc["web", "found"] == 3000
+
+
+def test_neighbours_table_overlap(tmp_path):
+    paper = ROOT / "resources/paper_tables/wang_table4.csv"
+    ours = {"bert_sg": {"results": {"neighbours": {"neighbours": {"while": [
+        ["whilst", 0.8], ["although", 0.7], ["when", 0.6], ["though", 0.5], ["after", 0.4], ["but", 0.3], ["x", 0.1]]}}}}}
+    frame = build_neighbours(paper, ours, {"ours": "bert_sg", "sg": None})
+    mine = frame[frame["row"] == "ours"]
+    assert list(mine["ours"]) == ["whilst", "although", "when", "though", "after", "but"]
+    assert mine["overlap"].iloc[0] == 3  # whilst, although, though
+    assert "3/6" in to_markdown(frame)
+
+
+def test_table_cli_and_input_paths(tmp_path):
+    spec = load_tables_spec(ROOT / "config/tables.yaml", ROOT)
+    paths = table_result_paths(spec["tables"]["semglove_table1"], "R/eval/{emb}/intrinsic.{protocol}.json",
+                               available=["sg", "glove", "semglove_md"])
+    assert paths == {"sg": "R/eval/sg/intrinsic.web.json", "glove": "R/eval/glove/intrinsic.web.json",
+                     "semglove_md": "R/eval/semglove_md/intrinsic.web.json"}
+    res = tmp_path / "sg.json"
+    res.write_text(json.dumps(result(ws353=(0.6, 353, 353), ws353_sim=(0.7, 203, 203), ws353_rel=(0.5, 252, 252),
+                                     simlex999=(0.3, 999, 999))))
+    meta = tmp_path / "manifest.json"
+    meta.write_text(json.dumps({"corpus": "enwiki-2015 AA", "tokens": 2e6, "teacher": "all-MiniLM-L6-v2"}))
+    out_csv, out_md = tmp_path / "t/table1.csv", tmp_path / "t/table1.md"
+    code = main(["table", "--spec", str(ROOT / "config/tables.yaml"), "--root", str(ROOT), "--table", "semglove_table1",
+                 "--out-csv", str(out_csv), "--out-md", str(out_md), "--meta", str(meta), f"sg={res}"])
+    assert code == 0
+    text = out_md.read_text()
+    assert "60.0 / 61.6 (-1.6)" in text and "all-MiniLM-L6-v2" in text and "| GloVe6B | glove6b | — / 56.5" in text
+    assert out_csv.read_text().startswith("# ")

@@ -1,0 +1,107 @@
+"""End to end: the whole DAG on the tiny test config (tests/config/test.yaml), then resume checks."""
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from staticvec.corpus.shards import iter_records
+from staticvec.corpus.vocab import Vocabulary
+from staticvec.files import read_json
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+TEST_CONFIG = REPO / "tests" / "config" / "test.yaml"
+
+
+def snakemake(*args, configfiles=(TEST_CONFIG,), check=True):
+    """Run snakemake in the repository; config/config.yaml is always the base config."""
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--quiet", "rules",
+           "--configfile", *map(str, configfiles), *args]
+    # the rules call `staticvec`, installed beside this interpreter
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": path}
+    result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-8000:]}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, shared_data):
+    """Run the whole workflow once on the test config, outputs in a temporary directory."""
+    tmp = tmp_path_factory.mktemp("e2e")
+    override = tmp / "paths.yaml"
+    override.write_text(yaml.safe_dump({
+        "results_dir": str(tmp / "results"),
+        "resources": {"download_dir": str(tmp / "data"), "mirror": str(shared_data)},
+    }))
+    snakemake(configfiles=[TEST_CONFIG, override])
+    return {"results": tmp / "results", "override": override, "data": tmp / "data"}
+
+
+def test_default_config_plans_the_whole_dag():
+    result = snakemake("-n", "--forceall", configfiles=[REPO / "config" / "config.yaml"])
+    assert "prepare_corpus" in result.stdout and "tokenize" in result.stdout
+
+
+def test_corpus_manifest_matches_a_brute_force_count(run):
+    corpus = run["results"] / "corpus"
+    manifest = read_json(corpus / "manifest.json")
+    shards = sorted((corpus / "shards").glob("*.tsv.gz"))
+    assert len(shards) == 2 == len(manifest["shards"])
+    records = [r for s in shards for r in iter_records(s)]
+    kept = [r for r in records if r.keep]
+    totals = manifest["totals"]
+    assert totals["sentences"] == len(kept)
+    assert totals["tokens"] == sum(len(r.tokens) for r in kept)
+    assert totals["articles"] == len({r.article for r in records})
+    assert totals["paragraphs"] == len({(r.article, r.paragraph) for r in records})
+    assert 60000 <= totals["tokens"] < 61000  # the budget, stopped at a paragraph boundary
+    assert all(10 <= len(r.tokens) <= 40 for r in kept)
+    assert all(t == t.lower() for r in kept for t in r.tokens)
+    counts = Counter(t for r in kept for t in r.tokens)
+    vocab = Vocabulary.load(corpus / "vocab.min3.tsv")
+    assert dict(zip(vocab.words, vocab.counts)) == {w: c for w, c in counts.items() if c >= 3}
+    assert totals["vocabulary"] == len(vocab)
+
+
+def test_resume_redoes_only_the_missing_input(run):
+    tokenized = sorted((run["results"] / "corpus" / "tokenized").glob("*.tsv.gz"))
+    assert tokenized, "the dump input was tokenized"
+    before = {p: p.stat().st_mtime_ns for p in tokenized}
+    victim = tokenized[0]
+    # as if the run had been killed while tokenizing `victim`: its file never appeared (atomic
+    # writes leave only a temporary file) and nothing downstream of the corpus ran yet
+    victim.unlink()
+    (victim.parent / f".{victim.name}.crashed.tmp").write_text("half a file")
+    for done in (run["results"] / "corpus").glob("*.*"):
+        done.unlink()
+    plan = snakemake("-n", configfiles=[TEST_CONFIG, run["override"]])
+    assert "tokenize" in plan.stdout and "extract_dump" not in plan.stdout  # finished upstream work kept
+    snakemake(configfiles=[TEST_CONFIG, run["override"]])
+    assert victim.exists()
+    for p, mtime in before.items():
+        if p != victim:
+            assert p.stat().st_mtime_ns == mtime
+
+
+def test_corrupt_input_is_reported_by_name(run, tmp_path):
+    bad_mirror = tmp_path / "mirror" / "corpus"
+    bad_mirror.mkdir(parents=True)
+    src = Path(run["data"]) / "corpus" / "enwiki-sample-pages-articles.xml.bz2"
+    (bad_mirror / src.name).write_bytes(src.resolve().read_bytes()[:100000])  # truncated download
+    override = tmp_path / "bad.yaml"
+    override.write_text(yaml.safe_dump({
+        "results_dir": str(tmp_path / "results"),
+        "resources": {"download_dir": str(tmp_path / "data"), "mirror": str(tmp_path / "mirror"), "allow_download": False},
+    }))
+    result = snakemake(configfiles=[TEST_CONFIG, override], check=False)
+    assert result.returncode != 0
+    log = (tmp_path / "results" / "logs" / "resources" / "corpus" / f"{src.name}.log").read_text()
+    assert "enwiki-sample-pages-articles.xml.bz2: sha256 mismatch" in log

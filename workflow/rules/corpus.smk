@@ -1,0 +1,84 @@
+# Corpus stage: Wikipedia → tokenized input files (one job each) → budgeted equal shards,
+# word counts, manifest → vocabularies.
+
+
+rule extract_dump:
+    # pages-articles XML dump → wikiextractor <doc> files
+    input:
+        lambda wc: W.corpus_input(wc.corpus_input).path,
+    output:
+        directory(W.extracted_dir("{corpus_input}")),
+    threads: 4
+    resources:
+        mem_mb=4000,
+        runtime=24 * 60,
+    log:
+        f"{R}/logs/corpus/extract/{{corpus_input}}.log",
+    benchmark:
+        f"{R}/benchmarks/corpus/extract/{{corpus_input}}.tsv"
+    shell:
+        "staticvec corpus extract-dump {input} --out {output} --processes {threads} > {log} 2>&1"
+
+
+rule tokenize:
+    # one input file → sentences of its paragraphs, lower-cased spaCy tokens, keep flags
+    input:
+        lambda wc: W.tokenize_source(wc.corpus_input),
+    output:
+        tokens=W.tokenized("{corpus_input}"),
+        stats=W.tokenized_stats("{corpus_input}"),
+    params:
+        flags=W.tokenize_flags(),
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=60,
+    log:
+        f"{R}/logs/corpus/tokenize/{{corpus_input}}.log",
+    benchmark:
+        f"{R}/benchmarks/corpus/tokenize/{{corpus_input}}.tsv"
+    shell:
+        "staticvec corpus tokenize {input} --out {output.tokens} --stats {output.stats} {params.flags}"
+        " --processes {threads} > {log} 2>&1"
+
+
+rule prepare_corpus:
+    # token budget, equal shards (whole paragraphs), counts per shard, manifest
+    input:
+        tokens=[W.tokenized(i.id) for i in W.corpus_inputs()],
+        stats=[W.tokenized_stats(i.id) for i in W.corpus_inputs()],
+    output:
+        shards=W.shards(),
+        counts=[W.shard_counts(s) for s in W.shard_ids()],
+        total=f"{W.corpus_dir}/counts.tsv",
+        manifest=W.manifest,
+    params:
+        budget=W.budget_flag(),
+        describe=W.corpus_description(),
+    resources:
+        mem_mb=2000,
+        runtime=120,
+    log:
+        f"{R}/logs/corpus/prepare.log",
+    benchmark:
+        f"{R}/benchmarks/corpus/prepare.tsv"
+    shell:
+        "staticvec corpus prepare --tokenized {input.tokens} --stats {input.stats} --out-dir {W.corpus_dir}"
+        " --shards {W.n_shards} {params.budget} --min-count {config[corpus][min_count]}"
+        " --describe {params.describe:q} > {log} 2>&1"
+
+
+rule vocabulary:
+    input:
+        counts=[W.shard_counts(s) for s in W.shard_ids()],
+    output:
+        f"{W.corpus_dir}/vocab.min{{min_count}}.tsv",
+    wildcard_constraints:
+        min_count=r"\d+",
+    params:
+        max_size=W.max_vocab_flag(),
+    log:
+        f"{R}/logs/corpus/vocab.min{{min_count}}.log",
+    shell:
+        "staticvec corpus vocab --counts {input.counts} --min-count {wildcards.min_count} {params.max_size}"
+        " --out {output} > {log} 2>&1"

@@ -1,0 +1,89 @@
+"""``staticvec corpus ...``: extract-dump, tokenize, prepare, vocab."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("corpus", help="Wikipedia text → tokenized sentence shards, vocabulary, manifest")
+    sub = parser.add_subparsers(dest="corpus_command", required=True)
+
+    p = sub.add_parser("extract-dump", help="clean a pages-articles XML dump (.bz2) with wikiextractor")
+    p.add_argument("dump")
+    p.add_argument("--out", required=True, help="output directory of <doc> files")
+    p.add_argument("--processes", type=int, default=1)
+    p.set_defaults(handler=_extract_dump)
+
+    p = sub.add_parser("tokenize", help="split and tokenize one WikiExtractor file (or extracted-dump directory)")
+    p.add_argument("source")
+    p.add_argument("--out", required=True, help="tokenized shard (.tsv.gz)")
+    p.add_argument("--stats", required=True, help="JSON counts of the tokenized file")
+    p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--keep-punctuation", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--min-sentence-tokens", type=int, default=10)
+    p.add_argument("--max-sentence-tokens", type=int, default=40)
+    p.add_argument("--split-hyphens", action=argparse.BooleanOptionalAction, default=False,
+                   help="split intra-word hyphens (spaCy default); off keeps 'self-governed' whole")
+    p.add_argument("--processes", type=int, default=1, help="spaCy worker processes")
+    p.set_defaults(handler=_tokenize)
+
+    p = sub.add_parser("prepare", help="apply the token budget, deal paragraphs into equal shards, count words")
+    p.add_argument("--tokenized", nargs="+", required=True, help="tokenized files, in corpus order")
+    p.add_argument("--stats", nargs="+", required=True, help="their stats JSON files, same order")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--shards", type=int, required=True)
+    p.add_argument("--max-tokens", type=int, default=None, help="token budget (default: everything)")
+    p.add_argument("--min-count", type=int, default=5, help="for the vocabulary size in the manifest")
+    p.add_argument("--describe", default="{}", help="JSON description of the source recorded in the manifest")
+    p.set_defaults(handler=_prepare)
+
+    p = sub.add_parser("vocab", help="vocabulary (word TAB count) from count files, with min count and max size")
+    p.add_argument("--counts", nargs="+", required=True)
+    p.add_argument("--min-count", type=int, required=True)
+    p.add_argument("--max-size", type=int, default=None)
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=_vocab)
+
+
+def _extract_dump(args) -> int:
+    from staticvec.corpus.sources import extract_dump
+
+    files = extract_dump(args.dump, args.out, processes=args.processes)
+    print(f"{args.dump}: {len(files)} file(s) of articles in {args.out}")
+    return 0
+
+
+def _tokenize(args) -> int:
+    from staticvec.corpus.prepare import tokenize_file
+    from staticvec.corpus.tokenize import TokenizerSettings
+
+    settings = TokenizerSettings(args.lowercase, args.keep_punctuation, args.min_sentence_tokens, args.max_sentence_tokens,
+                                 args.split_hyphens)
+    stats = tokenize_file(args.source, args.out, args.stats, settings, n_process=args.processes)
+    print(f"{args.source}: {stats['articles']} articles, {stats['sentences']} training sentences, {stats['tokens']} tokens")
+    return 0
+
+
+def _prepare(args) -> int:
+    import json
+
+    from staticvec.corpus.prepare import prepare_corpus
+    from staticvec.errors import StaticvecError
+
+    if len(args.tokenized) != len(args.stats):
+        raise StaticvecError("--tokenized and --stats must list the same number of files")
+    manifest = prepare_corpus(args.tokenized, args.stats, args.out_dir, args.shards, args.max_tokens, args.min_count,
+                              json.loads(args.describe))
+    t = manifest["totals"]
+    print(f"corpus: {t['articles']} articles, {t['paragraphs']} paragraphs, {t['sentences']} sentences, "
+          f"{t['tokens']} tokens, vocabulary {t['vocabulary']} (min count {t['min_count']}) in {args.shards} shards")
+    return 0
+
+
+def _vocab(args) -> int:
+    from staticvec.corpus.prepare import build_vocabulary
+
+    vocab = build_vocabulary(args.counts, args.out, args.min_count, args.max_size)
+    print(f"{args.out}: {len(vocab)} words (min count {args.min_count})")
+    return 0

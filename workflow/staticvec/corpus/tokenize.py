@@ -1,0 +1,87 @@
+"""Sentence splitting and tokenization with spaCy (blank English tokenizer + sentencizer).
+
+No spaCy model download is needed. Each paragraph is one spaCy ``Doc``; its sentences become
+shard records. Tokens are lower-cased (by default), whitespace tokens dropped, and a
+sentence is a training sentence (``keep``) when its token count is within the configured
+range (10–40 in the papers). Punctuation tokens are kept by default and count towards
+the length, as in a tokenized one-sentence-per-line corpus.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from staticvec.corpus.shards import Sentence
+from staticvec.corpus.sources import Document
+
+
+@dataclass(frozen=True)
+class TokenizerSettings:
+    lowercase: bool = True
+    keep_punctuation: bool = True
+    min_sentence_tokens: int = 10
+    max_sentence_tokens: int = 40
+    split_hyphens: bool = False
+
+    def keeps(self, n_tokens: int) -> bool:
+        return self.min_sentence_tokens <= n_tokens <= self.max_sentence_tokens
+
+
+def make_nlp(split_hyphens: bool = False):
+    """Blank English tokenizer + rule-based sentencizer.
+
+    spaCy splits intra-word hyphens ("self-governed" → self - governed); corpora for word
+    vectors are usually tokenized PTB/Stanford style, which keeps hyphenated words whole, so
+    that infix rule is dropped unless ``split_hyphens``.
+    """
+    import spacy
+    from spacy.lang.char_classes import ALPHA, HYPHENS
+    from spacy.util import compile_infix_regex
+
+    nlp = spacy.blank("en")
+    if not split_hyphens:
+        hyphen_rule = r"(?<=[{a}0-9])(?:{h})(?=[{a}])".format(a=ALPHA, h=HYPHENS)
+        infixes = [rule for rule in nlp.Defaults.infixes if rule != hyphen_rule]
+        if len(infixes) == len(nlp.Defaults.infixes):
+            raise RuntimeError("spaCy's hyphen infix rule changed; update staticvec.corpus.tokenize.make_nlp")
+        nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
+    nlp.add_pipe("sentencizer")
+    nlp.max_length = 10_000_000  # paragraphs are short; guard against pathological lines
+    return nlp
+
+
+def clean_tokens(tokens: Iterable, settings: TokenizerSettings) -> list[str]:
+    """spaCy tokens → strings: no whitespace tokens, no whitespace inside a token, optional lower-casing."""
+    words = []
+    for tok in tokens:
+        if tok.is_space or (not settings.keep_punctuation and tok.is_punct):
+            continue
+        text = tok.text.lower() if settings.lowercase else tok.text
+        # spaCy splits on ' ' only; other Unicode whitespace (NBSP, thin space) may sit inside a token
+        words.extend(text.split()) if any(ch.isspace() for ch in text) else words.append(text)
+    return words
+
+
+def tokenize_documents(
+    documents: Iterable[Document], settings: TokenizerSettings, nlp=None, batch_size: int = 256, n_process: int = 1
+) -> Iterator[Sentence]:
+    """Sentences of every paragraph of every document, in order, with their keep flag.
+
+    Paragraphs that hold no training sentence are dropped whole (they are never context
+    for a kept sentence); the paragraph index stays the one in the article.
+    """
+    nlp = nlp or make_nlp(settings.split_hyphens)
+
+    def paragraphs():
+        for doc in documents:
+            for index, text in enumerate(doc.paragraphs):
+                yield text, (doc.id, index)
+
+    for spacy_doc, (article, index) in nlp.pipe(paragraphs(), as_tuples=True, batch_size=batch_size, n_process=n_process):
+        sentences = [clean_tokens(sent, settings) for sent in spacy_doc.sents]
+        sentences = [s for s in sentences if s]
+        flags = [settings.keeps(len(s)) for s in sentences]
+        if any(flags):
+            for tokens, keep in zip(sentences, flags):
+                yield Sentence(article, index, keep, tokens)

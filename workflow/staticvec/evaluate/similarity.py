@@ -1,0 +1,57 @@
+"""Word similarity: Spearman's rho between the cosine of the two words' vectors and human scores.
+
+Spearman's rho is ``scipy.stats.spearmanr`` (ties get average ranks), as in gensim's
+``evaluate_word_pairs``, MUSE and ``web``. Under the ``drop`` policy a pair with a missing word
+is left out (gensim with ``dummy4unknown=False``, MUSE, Faruqui's scripts); under ``mean`` the
+missing word's vector is the mean vector (``web``). ``found`` counts pairs whose two words are
+both in the vocabulary, whatever the policy.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from staticvec.evaluate.datasets import SimilarityData
+from staticvec.evaluate.lookup import VectorLookup
+
+
+def cosine_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Row-wise cosine in float64; 0 where a vector is zero."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=1) * np.linalg.norm(y, axis=1)
+    dots = np.einsum("ij,ij->i", x, y)
+    return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+
+
+def spearman(x, y) -> float | None:
+    """Spearman's rho, or None when it is undefined (fewer than 2 values, or a constant side)."""
+    from scipy import stats
+
+    if len(x) < 2:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)  # reported as None instead
+        rho = stats.spearmanr(x, y).statistic
+    return None if np.isnan(rho) else float(rho)
+
+
+def evaluate_similarity(lookup: VectorLookup, data: SimilarityData) -> dict:
+    words1 = [a for a, _ in data.pairs]
+    words2 = [b for _, b in data.pairs]
+    i1, i2 = lookup.indices(words1), lookup.indices(words2)
+    found = (i1 >= 0) & (i2 >= 0)
+    keep = found if lookup.oov == "drop" else np.ones_like(found)
+    cosines = cosine_rows(lookup.rows(i1[keep]), lookup.rows(i2[keep]))
+    missing_words = {lookup.key(w) for w, i in zip(words1 + words2, np.concatenate([i1, i2])) if i < 0}
+    return {
+        "task": "similarity",
+        "metric": "spearman",
+        "score": spearman(data.scores[keep], cosines),
+        "found": int(found.sum()),
+        "total": len(data.pairs),
+        "scored": int(keep.sum()),
+        "missing_words": len(missing_words),
+    }

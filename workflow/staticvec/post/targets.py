@@ -1,0 +1,69 @@
+"""File names and command options of the post-processing rules, from the ``post`` config section.
+
+An embedding ``<name>`` post-processed by a step is ``<name>+<step>``:
+``<name>+faruqui-<lexicon>``, ``<name>+student-t-<lexicon>`` and ``<name>+artetxe<alpha>``
+(alpha with two decimals, e.g. ``glove+artetxe-0.50``); steps chain (``c2v+faruqui-ppdb+artetxe0.25``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from staticvec.post.artetxe import alpha_grid
+
+RETROFIT_METHODS = {"faruqui": "faruqui", "student-t": "student_t"}  # step name -> config key
+
+
+def _under(root: str, path: str) -> str:
+    return path if os.path.isabs(path) else os.path.join(root, path)
+
+
+def lexicon_file(config: dict, name: str, results_dir: str) -> str:
+    """The lexicon file of lexicon ``name``: a resource file, or the WordNet lexicon the workflow builds."""
+    entry = config["post"]["lexicons"][name]
+    if "file" in entry:
+        return _under(config["resources"]["download_dir"], entry["file"])
+    return os.path.join(results_dir, "post", "lexicons", f"wordnet-{entry['wordnet']}.txt")
+
+
+def wordnet_dir(config: dict) -> str:
+    return _under(config["resources"]["download_dir"], config["post"].get("wordnet", {}).get("dir", "eval/wordnet"))
+
+
+def wordnet_options(config: dict) -> str:
+    return "--multiword" if config["post"].get("wordnet", {}).get("multiword", False) else ""
+
+
+def retrofit_options(config: dict, step: str) -> str:
+    """Command-line options of ``staticvec post retrofit`` for ``step`` (faruqui or student-t)."""
+    post = config["post"]
+    section = post[RETROFIT_METHODS[step]]
+    options = [f"--method {step}"]
+    for key in ("alpha", "beta", "iterations", "solver", "nu", "sigma", "distance"):
+        if key in section:
+            options.append(f"--{key} {section[key]}")
+    options.append(f"--duplicate-heads {post.get('duplicate_heads', 'merge')}")
+    options.append("--normalize" if post.get("normalize", True) else "--no-normalize")
+    options.append("--lowercase" if post.get("lowercase", True) else "--no-lowercase")
+    return " ".join(options)
+
+
+def artetxe_alphas(config: dict) -> list[str]:
+    """The swept alphas as they appear in file names (two decimals)."""
+    section = config["post"]["artetxe"]
+    grid = alpha_grid(section.get("alpha_min", -1.0), section.get("alpha_max", 1.0), section.get("alpha_step", 0.05))
+    return [f"{alpha:.2f}" for alpha in grid]
+
+
+def artetxe_options(config: dict) -> str:
+    section = config["post"]["artetxe"]
+    return " ".join(
+        [f"--basis {section.get('basis', 'eigen')}", "--normalize" if section.get("normalize", False) else "--no-normalize"]
+    )
+
+
+def post_steps(config: dict) -> list[str]:
+    """Every single post-processing step the config defines (suffixes after ``+``)."""
+    lexicons = list(config["post"]["lexicons"])
+    steps = [f"{method}-{lexicon}" for method in RETROFIT_METHODS for lexicon in lexicons]
+    return steps + [f"artetxe{alpha}" for alpha in artetxe_alphas(config)]

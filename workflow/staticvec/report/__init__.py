@@ -1,0 +1,1 @@
+"""Report stage: paper-comparison tables, figures, provenance manifests."""

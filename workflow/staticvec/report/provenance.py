@@ -1,0 +1,87 @@
+"""How a table or figure was made: config hash, code version, corpus, teacher, seeds, date.
+
+Every table and figure carries a caption line built from this record and has the full
+record written beside it (``<name>.manifest.json``), so a result can be traced to the
+exact configuration, corpus size and code that produced it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+from staticvec import __version__
+
+
+def config_hash(config: dict) -> str:
+    """Stable short hash of a (validated, merged) configuration."""
+    text = json.dumps(config, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def git_commit(root: str | Path = ".") -> str:
+    """The checkout's commit, with '+dirty' when tracked files differ; 'unknown' outside git."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def provenance(config: dict, corpus_manifest: dict | None = None, teacher: str | None = None,
+               seeds: list[int] | None = None, extra: dict | None = None) -> dict:
+    totals = (corpus_manifest or {}).get("totals", {})
+    desc = (corpus_manifest or {}).get("description", {})
+    import numpy
+    record = {
+        "config_hash": config_hash(config),
+        "git_commit": git_commit(),
+        "staticvec": __version__,
+        "corpus": {
+            "source": desc.get("source"),
+            "tokens": totals.get("tokens"),
+            "sentences": totals.get("sentences"),
+            "vocabulary": totals.get("vocabulary"),
+            "min_count": totals.get("min_count"),
+        },
+        "teacher": teacher,
+        "seeds": seeds if seeds is not None else config.get("seeds"),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+    }
+    try:
+        import torch
+
+        record["torch"] = torch.__version__
+    except ImportError:  # pragma: no cover
+        pass
+    if extra:
+        record.update(extra)
+    return record
+
+
+def caption(record: dict) -> str:
+    """One line naming corpus, teacher, seeds, config and code version, for tables and figures."""
+    corpus = record.get("corpus") or {}
+    tokens = corpus.get("tokens")
+    size = f"{tokens / 1e6:.2f}M tokens" if tokens else "? tokens"
+    source = corpus.get("source")
+    source = ", ".join(source) if isinstance(source, list) else source
+    parts = [f"corpus {source} ({size})"]
+    if record.get("teacher"):
+        parts.append(f"teacher {record['teacher']}")
+    seeds = record.get("seeds")
+    if seeds:
+        parts.append(f"seeds {','.join(map(str, seeds))}")
+    parts.append(f"config {record['config_hash']}")
+    parts.append(f"commit {record['git_commit']}")
+    parts.append(record["date"][:10])
+    return "; ".join(parts)

@@ -1,0 +1,518 @@
+"""Paper-comparison tables: our numbers beside the papers', with the difference and our coverage.
+
+Inputs:
+
+- a transcribed paper table (``resources/paper_tables/<paper>_table<N>.csv``; format in that
+  folder's README), read by :func:`load_paper_table`;
+- our results: ``{result id: RESULT.json path or dict, or a list of them (seeds)}``; any JSON
+  with ``{"results": {key: {"score": x, "found": n, "total": m, ...}}}`` (``staticvec evaluate``
+  writes these; the extrinsic stages follow the same shape);
+- ``row_map`` (paper row → result id, None for a paper row we do not reproduce) and
+  ``column_map`` (paper column → result path, or ``{"mean": [paper columns]}``), normally one
+  entry of the tables sheet ``config/tables.yaml``;
+- ``meta``: what our column was obtained on (corpus, token count, teacher; the run manifest).
+
+:func:`build_comparison` returns a long DataFrame (one line per row × column: paper, ours, diff,
+found/total, runs); :func:`write_comparison` writes it as CSV and as Markdown (a wide table of
+``ours / paper (±diff)`` cells, then a coverage table), under a caption naming the corpus, its
+token count, the teacher and the evaluation policy. Our fractions are converted to the paper's
+printed units with the table's ``scale`` (100 where the paper prints ×100); the difference is in
+those units. Several results for one row (seeds) give the mean and the standard deviation.
+
+Command line (the table rule)::
+
+    staticvec table --spec config/tables.yaml --table c2v_table1 --out-csv T.csv --out-md T.md \\
+                    [--meta manifest.json] sg=results/.../sg/intrinsic.web.json c2v=... ...
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from staticvec.errors import InputFileError, StaticvecError
+
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "tables.schema.yaml"
+_VALUE = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:\((.*)\))?\s*$")
+
+
+# ------------------------------------------------------------------ paper tables
+
+
+@dataclass
+class PaperTable:
+    """One transcribed paper table."""
+
+    path: Path
+    meta: dict
+    rows: list[str]
+    labels: dict[str, str]
+    columns: list[str]                         # value columns (not row/label/info)
+    values: dict[tuple[str, str], float]       # (row, column) -> value as printed (NaN: not given)
+    printed: dict[tuple[str, str], str]        # (row, column) -> cell text as printed
+    notes: dict[tuple[str, str], str] = field(default_factory=dict)
+    info: dict[str, dict[str, str]] = field(default_factory=dict)
+    neighbours: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (row, query) -> words
+
+    @property
+    def kind(self) -> str:
+        return self.meta.get("kind", "scores")
+
+    @property
+    def scale(self) -> float:
+        return float(self.meta.get("scale", 1))
+
+    @property
+    def title(self) -> str:
+        return f"{self.meta.get('paper', '?')}, Table {self.meta.get('table', '?')}"
+
+    def decimals(self, column: str) -> int:
+        """Decimals the paper prints in ``column`` (the most common count), to format ours alike."""
+        counts: dict[int, int] = {}
+        for row in self.rows:
+            match = _VALUE.match(self.printed.get((row, column), ""))
+            if match and "e" not in match.group(1).lower():
+                n = len(match.group(1).split(".")[1]) if "." in match.group(1) else 0
+                counts[n] = counts.get(n, 0) + 1
+        return max(counts, key=lambda n: (counts[n], n)) if counts else 1
+
+
+def load_paper_table(path: str | os.PathLike) -> PaperTable:
+    """Read a paper table file (``# key: value`` header, then CSV); errors name file and line."""
+    path = Path(path)
+    if not path.exists():
+        raise InputFileError(path, "paper table not found")
+    meta, body, first_line = {}, [], None
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if line.startswith("#"):
+                key, sep, value = line[1:].partition(":")
+                if not sep:
+                    raise InputFileError(path, "header line must be '# key: value'", lineno)
+                meta[key.strip()] = value.strip()
+                continue
+            if first_line is None:
+                first_line = lineno
+            body.append(line)
+    for key in ("paper", "table", "units"):
+        if key not in meta:
+            raise InputFileError(path, f"header key '# {key}:' missing")
+    reader = csv.reader(io.StringIO("".join(body)))
+    header = next(reader, None)
+    if header is None or header[:2] != ["row", "label"]:
+        raise InputFileError(path, "the table must start with the columns 'row,label'", first_line)
+    info = [c.strip() for c in meta.get("info_columns", "").split(",") if c.strip()]
+    missing = [c for c in info if c not in header]
+    if missing:
+        raise InputFileError(path, f"info_columns {missing} are not columns of the table", first_line)
+    table = PaperTable(path, meta, [], {}, [], {}, {})
+    if meta.get("kind") == "neighbours":
+        if header != ["row", "label", "query", "rank", "neighbour"]:
+            raise InputFileError(path, "a neighbours table has the columns row,label,query,rank,neighbour", first_line)
+        for record in reader:
+            lineno = first_line + reader.line_num - 1
+            if not record:
+                continue
+            if len(record) != 5 or not record[3].isdigit():
+                raise InputFileError(path, "expected row,label,query,rank,neighbour with an integer rank", lineno)
+            row, label, query, rank, word = record
+            if row not in table.labels:
+                table.rows.append(row)
+                table.labels[row] = label
+            words = table.neighbours.setdefault((row, query), [])
+            if int(rank) != len(words) + 1:
+                raise InputFileError(path, f"rank {rank} out of order for {row}/{query}", lineno)
+            words.append(word)
+        return table
+    table.columns = [c for c in header[2:] if c not in info]
+    for record in reader:
+        lineno = first_line + reader.line_num - 1
+        if not record:
+            continue
+        if len(record) != len(header):
+            raise InputFileError(path, f"expected {len(header)} fields, found {len(record)}", lineno)
+        row, label = record[0], record[1]
+        if not re.fullmatch(r"[A-Za-z0-9_]+", row) or row in table.labels:
+            raise InputFileError(path, f"row id {row!r} is not a unique identifier", lineno)
+        table.rows.append(row)
+        table.labels[row] = label
+        table.info[row] = {c: v for c, v in zip(header, record) if c in info}
+        for column, text in zip(header, record):
+            if column in ("row", "label") or column in info:
+                continue
+            table.printed[(row, column)] = text
+            if not text.strip():
+                table.values[(row, column)] = math.nan
+                continue
+            match = _VALUE.match(text)
+            if not match:
+                raise InputFileError(path, f"value {text!r} in column {column!r} is not a number", lineno)
+            table.values[(row, column)] = float(match.group(1))
+            if match.group(2):
+                table.notes[(row, column)] = match.group(2)
+    return table
+
+
+# ------------------------------------------------------------------ tables sheet
+
+
+def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = None) -> dict:
+    """Read and validate the tables sheet; check every row and column against its paper file."""
+    import jsonschema
+
+    from staticvec.config import load_yaml
+
+    path = Path(path)
+    root = Path(root) if root is not None else Path(".")
+    spec = load_yaml(path) or {}
+    schema = load_yaml(SCHEMA)
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(spec), key=lambda e: list(map(str, e.path)))
+    if errors:
+        lines = "\n  - ".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors)
+        raise StaticvecError(f"{path}: invalid tables sheet:\n  - {lines}")
+    problems = []
+    for table_id, entry in spec["tables"].items():
+        paper = load_paper_table(root / entry["paper_file"])
+        where = f"{path}: tables.{table_id}"
+        if entry["source"] == "intrinsic" and paper.kind != "neighbours" and "protocol" not in entry:
+            problems.append(f"{where}: an intrinsic table needs a 'protocol'")
+        missing_rows = [r for r in entry["rows"] if r not in paper.rows]
+        if missing_rows:
+            problems.append(f"{where}.rows: {missing_rows} are not rows of {entry['paper_file']}")
+        if paper.kind == "neighbours":
+            if entry.get("columns"):
+                problems.append(f"{where}: a neighbours table has no 'columns'")
+            continue
+        unknown = [c for c in entry.get("columns", {}) if c not in paper.columns]
+        if unknown:
+            problems.append(f"{where}.columns: {unknown} are not columns of {entry['paper_file']} ({paper.columns})")
+        for column, target in entry.get("columns", {}).items():
+            if isinstance(target, dict):
+                bad = [c for c in target["mean"] if c not in entry["columns"] or isinstance(entry["columns"][c], dict)]
+                if bad:
+                    problems.append(f"{where}.columns.{column}: mean of {bad}, which are not mapped result columns")
+    if problems:
+        raise StaticvecError("invalid tables sheet:\n  - " + "\n  - ".join(problems))
+    return spec
+
+
+def table_result_ids(entry: dict) -> list[str]:
+    """Our result ids a table needs (its non-null row mappings, first occurrence order)."""
+    return list(dict.fromkeys(e for e in entry["rows"].values() if e))
+
+
+def table_result_paths(entry: dict, pattern: str, available=None, **fields) -> dict[str, str]:
+    """``{result id: path}`` for a table: ``pattern`` is formatted with ``emb`` (the id),
+    the table's ``protocol`` and ``fields``; ids not in ``available`` (when given) are left out."""
+    ids = table_result_ids(entry)
+    if available is not None:
+        ids = [i for i in ids if i in set(available)]
+    return {i: pattern.format(emb=i, protocol=entry.get("protocol", ""), **fields) for i in ids}
+
+
+# ------------------------------------------------------------------ results
+
+
+def _load_result(item) -> dict:
+    if isinstance(item, dict):
+        return item
+    data = json.loads(Path(item).read_text(encoding="utf-8")) if Path(item).exists() else None
+    if data is None:
+        raise InputFileError(item, "result file not found")
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+        raise InputFileError(item, "not a result file: no 'results' mapping")
+    return data
+
+
+def result_value(result: dict, target: str) -> tuple[float | None, int | None, int | None]:
+    """(value, found, total) of a result path such as ``ws353``, ``google.semantic``,
+    ``semeval2012.variants.web`` or ``pos.test``."""
+    parts = target.split(".")
+    node = result["results"].get(parts[0])
+    if node is None:
+        return None, None, None
+    coverage = node
+    for part in parts[1:]:
+        if isinstance(node, dict) and isinstance(node.get("groups"), dict) and part in node["groups"]:
+            coverage = node["groups"][part]  # google.semantic: the group's own coverage
+        node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and "found" in node:
+            coverage = node
+    if isinstance(node, dict):
+        node = node.get("score")
+    value = None if node is None else float(node)
+    return value, coverage.get("found") if isinstance(coverage, dict) else None, \
+        coverage.get("total") if isinstance(coverage, dict) else None
+
+
+def _mean_sd(values: list[float]) -> tuple[float | None, float | None]:
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    if not values:
+        return None, None
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, None
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+# ------------------------------------------------------------------ comparison
+
+
+def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_map: dict, meta: dict | None = None):
+    """Long DataFrame: row, label, embedding, column, paper, paper_note, ours, ours_sd, runs, diff,
+    found, total, oov_policy (see the module doc). ``meta`` is kept in ``df.attrs``."""
+    import pandas as pd
+
+    paper = paper_table_csv if isinstance(paper_table_csv, PaperTable) else load_paper_table(paper_table_csv)
+    if paper.kind == "neighbours":
+        raise StaticvecError(f"{paper.path}: a neighbours table; use build_neighbours")
+    scale = paper.scale
+    loaded = {
+        emb: [_load_result(r) for r in (items if isinstance(items, (list, tuple)) else [items])]
+        for emb, items in our_results.items()
+    }
+    rows = list(paper.rows) + [r for r in row_map if r not in paper.rows]  # extra rows: ours only
+    direct = {c: t for c, t in column_map.items() if isinstance(t, str)}
+    records = []
+    for row in rows:
+        emb = row_map.get(row)
+        runs = loaded.get(emb, []) if emb else []
+        ours: dict[str, dict] = {}
+        for column, target in direct.items():
+            triples = [result_value(r, target.format(row=row)) for r in runs]
+            mean, sd = _mean_sd([t[0] for t in triples])
+            found = next((t[1] for t in triples if t[1] is not None), None)
+            total = next((t[2] for t in triples if t[2] is not None), None)
+            ours[column] = {
+                "ours": None if mean is None else mean * scale,
+                "ours_sd": None if sd is None else sd * scale,
+                "runs": sum(t[0] is not None for t in triples),
+                "found": found,
+                "total": total,
+            }
+        for column, target in column_map.items():
+            if isinstance(target, dict):
+                parts = [ours.get(c, {}) for c in target["mean"]]
+                complete = parts and all(p.get("ours") is not None for p in parts)
+                ours[column] = {
+                    "ours": sum(p["ours"] for p in parts) / len(parts) if complete else None,
+                    "ours_sd": None,
+                    "runs": min((p.get("runs", 0) for p in parts), default=0) if complete else 0,
+                    "found": sum(p["found"] for p in parts) if complete and all(p.get("found") is not None for p in parts) else None,
+                    "total": sum(p["total"] for p in parts) if complete and all(p.get("total") is not None for p in parts) else None,
+                }
+        oov = sorted({r.get("oov_policy") for r in runs if r.get("oov_policy")})
+        for column in paper.columns + [c for c in column_map if c not in paper.columns]:
+            value = paper.values.get((row, column), math.nan)
+            entry = ours.get(column, {})
+            mine = entry.get("ours")
+            records.append({
+                "row": row,
+                "label": paper.labels.get(row, emb or row),
+                "embedding": emb,
+                "column": column,
+                "paper": value,
+                "paper_note": paper.notes.get((row, column)),
+                "ours": mine,
+                "ours_sd": entry.get("ours_sd"),
+                "runs": entry.get("runs", 0),
+                "diff": None if mine is None or math.isnan(value) else mine - value,
+                "found": entry.get("found"),
+                "total": entry.get("total"),
+                "oov_policy": ",".join(oov) or None,
+            })
+    frame = pd.DataFrame.from_records(records)
+    columns = paper.columns + [c for c in column_map if c not in paper.columns]
+    frame.attrs.update({"table": paper.title, "meta": meta or {}, "paper_meta": paper.meta, "policy": _policy(loaded),
+                        "columns": columns, "decimals": {c: max(1, paper.decimals(c)) for c in columns}})
+    frame.attrs["caption"] = caption(paper, meta or {}, frame.attrs["policy"])
+    return frame
+
+
+def build_neighbours(paper_table_csv, our_results: dict, row_map: dict, meta: dict | None = None, queries=None):
+    """Long DataFrame of a nearest-neighbour table: row, label, embedding, query, rank, paper, ours,
+    ours_cosine, plus per (row, query) the overlap of our list with the paper's."""
+    import pandas as pd
+
+    paper = paper_table_csv if isinstance(paper_table_csv, PaperTable) else load_paper_table(paper_table_csv)
+    if paper.kind != "neighbours":
+        raise StaticvecError(f"{paper.path}: not a neighbours table")
+    loaded = {emb: _load_result(r[0] if isinstance(r, (list, tuple)) else r) for emb, r in our_results.items()}
+    records = []
+    for (row, query), words in paper.neighbours.items():
+        if queries and query not in queries:
+            continue
+        emb = row_map.get(row)
+        lists = loaded[emb]["results"].get("neighbours", {}).get("neighbours", {}) if emb in loaded else {}
+        mine = (lists.get(query) or [])[: len(words)]
+        overlap = len({w for w, _ in mine} & set(words)) if mine else None
+        for rank in range(1, len(words) + 1):
+            ours = mine[rank - 1] if rank <= len(mine) else (None, None)
+            records.append({"row": row, "label": paper.labels[row], "embedding": emb, "query": query, "rank": rank,
+                            "paper": words[rank - 1], "ours": ours[0], "ours_cosine": ours[1], "overlap": overlap})
+    frame = pd.DataFrame.from_records(records)
+    frame.attrs.update({"table": paper.title, "meta": meta or {}, "paper_meta": paper.meta, "policy": _policy(
+        {e: [r] for e, r in loaded.items()})})
+    frame.attrs["caption"] = caption(paper, meta or {}, frame.attrs["policy"])
+    return frame
+
+
+def _policy(loaded: dict) -> str:
+    """How our numbers were evaluated, from the results' recorded settings."""
+    seen = []
+    for runs in loaded.values():
+        for r in runs:
+            if "oov_policy" not in r:
+                continue
+            oov = {"mean": "OOV words replaced by the mean vector", "drop": "pairs/questions with OOV words dropped"}
+            parts = [oov.get(r["oov_policy"], r["oov_policy"])]
+            parts.append("lower-cased" if r.get("lowercase") else "case kept")
+            parts.append(f"first {r['max_vocab']:,} words" if r.get("max_vocab") else "whole vocabulary")
+            text = ", ".join(parts)
+            if text not in seen:
+                seen.append(text)
+    return "; ".join(seen) or "not recorded"
+
+
+def caption(paper: PaperTable, meta: dict, policy: str) -> str:
+    """One line: which paper table, and what our column was obtained on."""
+    tokens = meta.get("tokens")
+    if isinstance(tokens, (int, float)):
+        tokens = f"{tokens / 1e9:.2f}B" if tokens >= 1e9 else f"{tokens / 1e6:.1f}M" if tokens >= 1e6 else f"{tokens:,}"
+    if any(k in meta for k in ("corpus", "tokens", "teacher")):
+        ours = (f"Ours: corpus {meta.get('corpus', 'not recorded')} ({tokens or 'unknown number of'} tokens), "
+                f"teacher {meta.get('teacher', 'not recorded')}; evaluation: {policy}.")
+    else:
+        ours = f"Ours: corpus, tokens and teacher not recorded (no run manifest); evaluation: {policy}."
+    head = f"{paper.title}: {paper.meta.get('title', '')} ({paper.meta.get('units', '')})."
+    extra = f" Note: {meta['caption']}" if meta.get("caption") else ""
+    return f"{head} {ours}{extra}"
+
+
+# ------------------------------------------------------------------ output
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _fmt(value, decimals: int) -> str:
+    return "—" if _missing(value) else f"{value:.{decimals}f}"
+
+
+def to_markdown(frame) -> str:
+    """Markdown of a comparison (wide: ``ours / paper (±diff)``) or a neighbours frame."""
+    if frame.empty:
+        return f"{frame.attrs.get('caption', '')}\n\n(empty table)\n"
+    lines = [f"**{frame.attrs.get('caption', '')}**", ""]
+    if "query" in frame.columns:
+        for query, group in frame.groupby("query", sort=False):
+            lines += [f"Nearest neighbours of *{query}*", "", "| model | ours | paper's list | our list | overlap |",
+                      "| --- | --- | --- | --- | --- |"]
+            for row, g in group.groupby("row", sort=False):
+                ours = ", ".join(w for w in g["ours"] if isinstance(w, str)) or "—"
+                overlap = g["overlap"].iloc[0]
+                overlap = "—" if _missing(overlap) else f"{int(overlap)}/{len(g)}"
+                emb = g["embedding"].iloc[0]
+                lines.append(f"| {g['label'].iloc[0]} | {'—' if _missing(emb) else emb} | "
+                             f"{', '.join(g['paper'])} | {ours} | {overlap} |")
+            lines.append("")
+        return "\n".join(lines)
+    columns = frame.attrs.get("columns") or list(dict.fromkeys(frame["column"]))
+    decimals = frame.attrs.get("decimals", {})
+    lines += ["| model | ours | " + " | ".join(columns) + " |", "| --- | --- | " + " | ".join("---" for _ in columns) + " |"]
+    for row, g in frame.groupby("row", sort=False):
+        cells = []
+        by_col = {r["column"]: r for _, r in g.iterrows()}
+        for c in columns:
+            r = by_col.get(c)
+            if r is None:
+                cells.append("")
+                continue
+            d = decimals.get(c, 1)
+            mine = None if _missing(r["ours"]) else r["ours"]
+            text = f"{_fmt(mine, d)} / {_fmt(r['paper'], d)}"
+            if isinstance(r["paper_note"], str) and r["paper_note"]:
+                text += f"[{r['paper_note']}]"  # e.g. X2Static's ASE layer, printed in parentheses
+            if mine is not None and not _missing(r["diff"]):
+                text += f" ({r['diff']:+.{d}f})"
+            if r["runs"] and r["runs"] > 1 and not _missing(r["ours_sd"]):
+                text += f" ±{r['ours_sd']:.{d}f} (n={int(r['runs'])})"
+            cells.append(text)
+        emb = g["embedding"].iloc[0]
+        lines.append(f"| {g['label'].iloc[0]} | {'—' if _missing(emb) else emb} | " + " | ".join(cells) + " |")
+    lines += ["", "Cells: ours / paper (ours − paper). Coverage of ours (found / total):", "",
+              "| model | " + " | ".join(columns) + " |", "| --- | " + " | ".join("---" for _ in columns) + " |"]
+    for row, g in frame.groupby("row", sort=False):
+        if g["ours"].map(_missing).all():
+            continue  # no result of ours in this row
+        by_col = {r["column"]: r for _, r in g.iterrows()}
+        cells = []
+        for c in columns:
+            r = by_col.get(c)
+            ok = r is not None and not _missing(r["found"]) and not _missing(r["total"])
+            cells.append(f"{int(r['found'])}/{int(r['total'])}" if ok else "—")
+        lines.append(f"| {g['label'].iloc[0]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_comparison(frame, csv_path, md_path) -> None:
+    """Write the long frame as CSV (caption as a leading comment) and the Markdown rendering."""
+    from staticvec.files import atomic_open
+
+    with atomic_open(csv_path, "wt") as fh:
+        fh.write(f"# {frame.attrs.get('caption', '')}\n")
+        frame.to_csv(fh, index=False, lineterminator="\n")
+    with atomic_open(md_path, "wt") as fh:
+        fh.write(to_markdown(frame))
+
+
+# ------------------------------------------------------------------ CLI
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "table",
+        help="write one paper table with our numbers beside the paper's (CSV + Markdown)",
+        description="Assemble a paper-comparison table from the tables sheet and result files.",
+    )
+    p.add_argument("results", nargs="*", metavar="ID=RESULT.json",
+                   help="our result files by result id (repeat an id for several seeds)")
+    p.add_argument("--spec", default="config/tables.yaml", help="the tables sheet")
+    p.add_argument("--table", required=True, help="table id in the sheet, e.g. c2v_table1")
+    p.add_argument("--out-csv", required=True)
+    p.add_argument("--out-md", required=True)
+    p.add_argument("--meta", help="JSON or YAML with corpus, tokens, teacher (the run manifest)")
+    p.add_argument("--root", default=".", help="repository root the sheet's paths are relative to")
+    p.set_defaults(handler=_cli_table)
+
+
+def _cli_table(args) -> int:
+    from staticvec.config import load_yaml
+
+    spec = load_tables_spec(args.spec, args.root)
+    if args.table not in spec["tables"]:
+        raise StaticvecError(f"{args.spec}: no table {args.table!r}; known: {', '.join(spec['tables'])}")
+    entry = spec["tables"][args.table]
+    results: dict[str, list[str]] = {}
+    for item in args.results:
+        key, sep, path = item.partition("=")
+        if not sep or not key or not path:
+            raise StaticvecError(f"expected ID=RESULT.json, got {item!r}")
+        results.setdefault(key, []).append(path)
+    meta = dict(load_yaml(args.meta) or {}) if args.meta else {}
+    if entry.get("caption"):
+        meta["caption"] = (meta.get("caption", "") + " " + entry["caption"]).strip()
+    paper = load_paper_table(Path(args.root) / entry["paper_file"])
+    if paper.kind == "neighbours":
+        frame = build_neighbours(paper, results, entry["rows"], meta, entry.get("queries"))
+    else:
+        frame = build_comparison(paper, results, entry["rows"], entry.get("columns", {}), meta)
+    write_comparison(frame, args.out_csv, args.out_md)
+    return 0

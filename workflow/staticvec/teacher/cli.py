@@ -1,0 +1,225 @@
+"""``staticvec teacher …``: feature extraction, MLM-head fitting and the contextual baselines."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from staticvec.errors import StaticvecError
+
+log = logging.getLogger(__name__)
+
+
+def _layers(text: str) -> list[int] | str:
+    """``last`` | ``all`` | ``none`` | comma-separated ints (negative counts from the last)."""
+    text = text.strip().lower()
+    if text == "last":
+        return [-1]
+    if text == "all":
+        return "all"
+    if text in ("none", ""):
+        return []
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"layers: expected last, all, none or integers, got {text!r}") from None
+
+
+def _add_teacher_args(p) -> None:
+    p.add_argument("--teacher", required=True,
+                   help="minilm | smollm2 | a hub name (bert-base-uncased) | a local model directory | a .gguf file")
+    p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                   help="autocast dtype on CUDA (auto: bf16 where supported, else fp16; CPU runs float32)")
+    p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
+    p.add_argument("--max-length", type=int, default=None, help="cap on input pieces (default: the model's, ≤ 512)")
+    p.add_argument("--batch-tokens", type=int, default=8192, help="padded pieces per batch")
+
+
+def _add_vocab_args(p, required: bool = True) -> None:
+    p.add_argument("--vocab", required=required, help="vocabulary file (word TAB count, by frequency)")
+    p.add_argument("--min-count", type=int, default=1)
+    p.add_argument("--max-vocab", type=int, default=None)
+
+
+def register(subparsers) -> None:
+    teacher = subparsers.add_parser("teacher", help="contextual features from a transformer teacher, and baselines")
+    sub = teacher.add_subparsers(dest="teacher_command", metavar="STEP", required=True)
+
+    p = sub.add_parser("features", help="one teacher pass over a corpus shard: word vectors, attention, MLM top-k, ASE sums")
+    _add_teacher_args(p)
+    _add_vocab_args(p)
+    p.add_argument("--shard", required=True, help="corpus shard (.tsv.gz)")
+    p.add_argument("--out", required=True, help="output directory (features.json is written last)")
+    p.add_argument("--context", choices=["sentence", "paragraph"], default="sentence")
+    p.add_argument("--layers", type=_layers, default=[-1], help="word-vector layers: last | all | none | 0,6,-1")
+    p.add_argument("--sentence-vectors", action="store_true", help="mean of all pieces of each sentence (X2Static)")
+    p.add_argument("--attention-window", type=int, default=0, metavar="S", help="attention weights for offsets ±1..S")
+    p.add_argument("--mlm-topk", type=int, default=0, metavar="K", help="top-K MLM predictions per piece")
+    p.add_argument("--mlm-mode", choices=["masked", "unmasked", "auto"], default="auto",
+                   help="auto: masked for a native MLM head, unmasked for a fitted one")
+    p.add_argument("--mlm-head", default=None, help="MLM head file from fit-mlm-head (teachers without a head)")
+    p.add_argument("--ase", action="store_true", help="keep per-layer sums of the ASE words")
+    p.add_argument("--ase-words", default=None, help="file of words (one per line) for ASE; default the vocabulary")
+    p.add_argument("--ase-max-words", type=int, default=None, help="only the N most frequent ASE words")
+    p.add_argument("--no-special-tokens", dest="special_tokens", action="store_false",
+                   help="no [CLS]/[SEP] (<s>/</s>) around inputs (the released ASE code's BERT input)")
+    p.add_argument("--part-sentences", type=int, default=4096, help="sentences per resumable part file")
+    p.add_argument("--vector-dtype", choices=["float16", "float32"], default="float16")
+    p.set_defaults(handler=_features)
+
+    p = sub.add_parser("fit-mlm-head", help="fit an MLM head on a frozen encoder that has none (MiniLM)")
+    _add_teacher_args(p)
+    p.add_argument("--shards", nargs="+", required=True, help="corpus shards to fit on")
+    p.add_argument("--out", required=True, help="head file (.pt)")
+    p.add_argument("--report", default=None, help="JSON report: held-out top-1/top-10 vs unigram")
+    p.add_argument("--mode", choices=["unmasked", "masked"], default="unmasked")
+    p.add_argument("--train-positions", type=int, default=50_000)
+    p.add_argument("--heldout-positions", type=int, default=10_000)
+    p.add_argument("--select-prob", type=float, default=0.15)
+    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--batch-positions", type=int, default=1024)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(handler=_fit_head)
+
+    p = sub.add_parser("baseline", help="contextual baselines as static embeddings: token | word | ase")
+    p.add_argument("kind", choices=["token", "word", "ase"])
+    p.add_argument("--teacher", default=None, help="teacher (token, word; ase with --fallback-word)")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    p.add_argument("--online", action="store_true")
+    p.add_argument("--max-length", type=int, default=None)
+    p.add_argument("--batch-tokens", type=int, default=8192)
+    _add_vocab_args(p)
+    p.add_argument("--features", nargs="*", default=[], help="ase: the shards' features (features.json or dirs)")
+    p.add_argument("--layers", type=_layers, default=None, help="word: default last; ase: default all")
+    p.add_argument("--no-special-tokens", dest="special_tokens", action="store_false")
+    p.add_argument("--fallback-word", action="store_true", help="ase: unseen words get their word-alone vector")
+    p.add_argument("--out", required=True,
+                   help="token/word with one layer: embedding file; word with several layers and ase: directory")
+    p.add_argument("--format", default="word2vec", choices=["word2vec", "binary", "npy", "glove"])
+    p.set_defaults(handler=_baseline)
+
+
+# ---------------------------------------------------------------- handlers
+
+
+def _vocab(args):
+    from staticvec.corpus.vocab import Vocabulary
+
+    return Vocabulary.load(args.vocab, args.min_count, args.max_vocab)
+
+
+def _load(args, attention=False, mlm_head=None):
+    from staticvec.teacher.load import load_teacher
+
+    return load_teacher(args.teacher, device=args.device, offline=not args.online, attention=attention,
+                        mlm_head=mlm_head, dtype=args.dtype, max_length=args.max_length)
+
+
+def _features(args) -> int:
+    import numpy as np
+
+    from staticvec.teacher.features import FeatureSpec
+    from staticvec.teacher.store import write_shard_features
+
+    vocab = _vocab(args)
+    teacher = _load(args, attention=args.attention_window > 0, mlm_head=args.mlm_head)
+    mode = args.mlm_mode
+    if mode == "auto":
+        mode = "unmasked" if teacher.mlm_head_kind == "fitted" else "masked"
+    layers = list(range(teacher.n_layers + 1)) if args.layers == "all" else args.layers
+    spec = FeatureSpec(context=args.context, special_tokens=args.special_tokens, layers=tuple(layers),
+                       sentence_vectors=args.sentence_vectors, attention_window=args.attention_window,
+                       mlm_topk=args.mlm_topk, mlm_mode=mode, ase=args.ase, vector_dtype=args.vector_dtype)
+    ase_words = None
+    if args.ase:
+        ids = np.arange(len(vocab))
+        if args.ase_words:
+            from staticvec.files import open_any
+
+            with open_any(args.ase_words, "rt") as fh:
+                wanted = {line.strip().split("\t")[0] for line in fh if line.strip()}
+            ids = np.array(sorted(vocab.index[w] for w in wanted if w in vocab), dtype=np.int64)
+            log.info("ASE words: %d of %d listed are in the vocabulary", len(ids), len(wanted))
+        if args.ase_max_words is not None:
+            ids = ids[: args.ase_max_words]
+        ase_words = ids
+    sidecar = write_shard_features(teacher, args.shard, args.out, spec, vocab, args.vocab, args.part_sentences,
+                                   args.batch_tokens, ase_words)
+    log.info("%s: %d sentences, %d words, %s word pieces/s", args.out, sidecar["sentences"], sidecar["words"],
+             sidecar["this_run"]["word_pieces_per_second"])
+    return 0
+
+
+def _fit_head(args) -> int:
+    from staticvec.files import write_json
+    from staticvec.teacher.mlm_head import fit_head, save_head
+
+    teacher = _load(args)
+    if teacher.mlm_head_kind == "native":
+        log.warning("teacher %s ships an MLM head; a fitted head replaces it only where passed with --mlm-head",
+                    teacher.name)
+    head, report = fit_head(teacher, args.shards, args.mode, args.train_positions, args.heldout_positions,
+                            args.select_prob, args.epochs, args.lr, args.batch_positions, args.batch_tokens,
+                            args.seed)
+    save_head(head, args.out)
+    if args.report:
+        write_json(args.report, report)
+    log.info("MLM head (%s): held-out top-1 %.3f, top-10 %.3f (unigram %.3f / %.3f)", args.mode,
+             report["heldout_top1"], report["heldout_top10"], report["unigram_top1"], report["unigram_top10"])
+    return 0
+
+
+def _baseline(args) -> int:
+    from staticvec.files import write_json
+    from staticvec.teacher import baselines
+
+    vocab = _vocab(args)
+    out = Path(args.out)
+    if args.kind in ("token", "word") or args.fallback_word:
+        if not args.teacher:
+            raise StaticvecError(f"baseline {args.kind}: --teacher is required")
+        teacher = _load(args)
+    if args.kind == "token":
+        baselines.token_table(teacher, vocab.words, vocab.counts).save(out, args.format)
+        return 0
+    if args.kind == "word":
+        layers = [-1] if args.layers is None else args.layers
+        if layers == "all":
+            layers = list(range(teacher.n_layers + 1))
+        tables = baselines.word_alone(teacher, vocab.words, layers, args.special_tokens, args.batch_tokens,
+                                      vocab.counts)
+        if len(tables) == 1:
+            next(iter(tables.values())).save(out, args.format)
+        else:
+            for layer, emb in tables.items():
+                emb.save(out / f"layer-{layer:02d}{_suffix(args.format)}", args.format)
+        return 0
+    from staticvec.teacher.store import FeatureStore
+
+    if not args.features:
+        raise StaticvecError("baseline ase: give the shards' features with --features")
+    stores = [FeatureStore(f) for f in args.features]
+    fallback = None
+    if args.fallback_word:
+        n = stores[0].meta["teacher"]["layers"]
+        fallback = baselines.word_alone(teacher, vocab.words, list(range(n + 1)), args.special_tokens,
+                                        args.batch_tokens, vocab.counts)
+    tables = baselines.ase_embeddings(stores, vocab, None if args.layers in (None, "all") else args.layers, fallback)
+    files = {}
+    for layer, emb in tables.items():
+        name = f"layer-{layer:02d}{_suffix(args.format)}"
+        emb.save(out / name, args.format)
+        files[str(layer)] = name
+    report = baselines.ase_report(stores) | {"files": files, "fallback_word": args.fallback_word,
+                                              "teacher": stores[0].meta["teacher"],
+                                              "special_tokens": stores[0].meta["spec"]["special_tokens"]}
+    write_json(out / "ase.json", report)
+    return 0
+
+
+def _suffix(fmt: str) -> str:
+    return {"word2vec": ".txt", "glove": ".txt", "binary": ".bin", "npy": ".npy"}[fmt]

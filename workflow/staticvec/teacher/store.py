@@ -1,0 +1,270 @@
+"""Per-shard feature files: written in resumable parts, read back by every method.
+
+Layout of one shard's features (``OUT`` is a directory)::
+
+    OUT/features.json          the sidecar, written last (the Snakemake output: "this shard is done")
+    OUT/plan.json              what the parts were computed with (a resumed run must match it)
+    OUT/parts/part-00000.npz   arrays of the first ``part_sentences`` training sentences (see features.py)
+    OUT/parts/ase-00003.npz    ASE running sums through part 3 (only the newest is kept)
+    OUT/ase.npz                final ASE sums: word_ids, sums (n, layers+1, d) float32, counts
+
+Every file is written atomically. An interrupted job restarts at the first part without a file
+(and the ASE sums of the last finished part), so a resumed shard equals an uninterrupted one.
+
+Readers: :class:`FeatureStore` (``parts()``, ``iter_sentences()``, ``ase()``) and
+:func:`iter_word_vectors`, which reads stored features or, given a teacher, computes them on the
+fly — the "recompute" switch for corpora too large to cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from staticvec.errors import InputFileError, StaticvecError
+from staticvec.files import atomic_path, read_json, sha256_of, write_json
+from staticvec.teacher.features import FeatureExtractor, FeatureSpec, iter_parts
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+
+
+def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+
+def _load_npz(path: Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise InputFileError(path, f"unreadable feature file ({exc})") from None
+
+
+def plan_of(teacher, spec: FeatureSpec, shard, vocab_path, part_sentences: int, ase_words) -> dict:
+    """What determines a shard's parts: a resumed run reuses parts only if this is unchanged."""
+    head = getattr(teacher, "fitted_head", None)
+    return {
+        "format": FORMAT_VERSION,
+        "teacher": teacher.describe() | {"device": None, "autocast": None},
+        "mlm_head_file": getattr(head, "source_sha256", None),
+        "spec": spec.to_dict(),
+        "shard": str(shard),
+        "shard_sha256": sha256_of(shard),
+        "vocab_sha256": sha256_of(vocab_path) if vocab_path else None,
+        "part_sentences": part_sentences,
+        "ase_words_sha256": None if ase_words is None else hashlib.sha256(np.asarray(ase_words, np.int64).tobytes()).hexdigest(),
+    }
+
+
+def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None, vocab_path=None,
+                         part_sentences: int = 4096, batch_tokens: int = 8192, ase_words=None,
+                         max_parts: int | None = None, progress: bool = True) -> dict:
+    """Compute and store one shard's features, resuming from finished parts; returns the sidecar.
+
+    ``max_parts`` stops after that many new parts (used by tests to simulate an interruption).
+    """
+    out_dir = Path(out_dir)
+    parts_dir = out_dir / "parts"
+    parts_dir.mkdir(parents=True, exist_ok=True)
+    plan = plan_of(teacher, spec, shard, vocab_path, part_sentences, ase_words)
+    plan_path = out_dir / "plan.json"
+    if plan_path.exists() and read_json(plan_path) != json.loads(json.dumps(plan)):
+        log.warning("%s: settings changed since the parts were written; starting the shard again", out_dir)
+        for stale in parts_dir.glob("*.npz"):
+            stale.unlink()
+    write_json(plan_path, plan)
+    (out_dir / "features.json").unlink(missing_ok=True)
+
+    extractor = FeatureExtractor(teacher, spec, vocab, batch_tokens, ase_words)
+    done = _finished_parts(parts_dir)
+    start = len(done)
+    if start and spec.ase:
+        ase_file = parts_dir / f"ase-{start - 1:05d}.npz"
+        if not ase_file.exists():  # the ASE checkpoint is written before its part: should not happen
+            raise StaticvecError(f"{out_dir}: part {start - 1} has no ASE checkpoint; delete {parts_dir} and rerun")
+        extractor.load_ase_state(_load_npz(ase_file))
+    if start:
+        log.info("%s: resuming after %d finished part(s)", out_dir, start)
+
+    tqdm = _tqdm(progress)
+    bar = tqdm(desc=f"teacher {Path(shard).name}", unit="sent", mininterval=30)
+    started, n_new, pieces = time.time(), 0, 0
+    truncated = 0
+    for part in iter_parts(shard, spec.context, part_sentences, start_part=start):
+        if max_parts is not None and n_new >= max_parts:
+            break
+        arrays = extractor.extract(part)
+        truncated += extractor.n_truncated
+        pieces += int(arrays["word_pieces"].sum())
+        if spec.ase:  # checkpoint first: a part file without its ASE sums must never exist
+            _save_npz(parts_dir / f"ase-{part.index:05d}.npz", extractor.ase_state())
+            for old in parts_dir.glob("ase-*.npz"):
+                if old.name != f"ase-{part.index:05d}.npz":
+                    old.unlink()
+        _save_npz(parts_dir / f"part-{part.index:05d}.npz", arrays)
+        n_new += 1
+        bar.update(len(part.sentences))
+    bar.close()
+    if max_parts is not None and n_new >= max_parts:
+        return {}
+    elapsed = time.time() - started
+    return _finish(out_dir, plan, extractor, teacher, spec, vocab, elapsed, pieces, n_new, truncated)
+
+
+def _finished_parts(parts_dir: Path) -> list[Path]:
+    """Finished parts in order; a gap (should not happen) ends the list."""
+    files = sorted(parts_dir.glob("part-*.npz"))
+    done = []
+    for i, f in enumerate(files):
+        if f.name != f"part-{i:05d}.npz":
+            break
+        done.append(f)
+    for extra in files[len(done):]:
+        extra.unlink()
+    return done
+
+
+def _finish(out_dir, plan, extractor, teacher, spec, vocab, elapsed, pieces, n_new, truncated) -> dict:
+    parts_dir = out_dir / "parts"
+    parts = _finished_parts(parts_dir)
+    n_sent = n_words = n_zero = n_oov = 0
+    part_sizes = []
+    for f in parts:
+        with np.load(f) as data:
+            s = len(data["sentence_records"])
+            wp = data["word_pieces"]
+            ids = data["word_ids"]
+        part_sizes.append(s)
+        n_sent += s
+        n_words += len(wp)
+        n_zero += int((wp == 0).sum())
+        n_oov += int((ids < 0).sum())
+    if spec.ase:
+        last = parts_dir / f"ase-{len(parts) - 1:05d}.npz"
+        state = _load_npz(last) if parts else extractor.ase_state()
+        state["layers"] = np.arange(teacher.n_layers + 1)
+        _save_npz(out_dir / "ase.npz", state)
+    head = getattr(teacher, "fitted_head", None)
+    sidecar = {
+        "format": FORMAT_VERSION,
+        "shard": plan["shard"],
+        "shard_sha256": plan["shard_sha256"],
+        "vocab_sha256": plan["vocab_sha256"],
+        "vocab_size": None if vocab is None else len(vocab),
+        "teacher": teacher.describe(),
+        "mlm_head": None if not spec.mlm_topk else {
+            "kind": teacher.mlm_head_kind,
+            "note": None if head is None else "MLM head fitted on the frozen encoder (not shipped with the model)",
+            **({} if head is None else head.meta),
+        },
+        "spec": spec.to_dict(),
+        "layers": extractor.layers,
+        "arrays": _array_names(spec, extractor.layers),
+        "part_sentences": plan["part_sentences"],
+        "parts": [f.name for f in parts],
+        "part_sizes": part_sizes,
+        "sentences": n_sent,
+        "words": n_words,
+        "oov_words": n_oov,
+        "words_without_pieces": n_zero,
+        "truncated_inputs_this_run": truncated,
+        "ase": "ase.npz" if spec.ase else None,
+        "this_run": {"parts": n_new, "seconds": round(elapsed, 3),
+                     "word_pieces_per_second": round(pieces / elapsed, 1) if elapsed > 0 and pieces else None},
+    }
+    write_json(out_dir / "features.json", sidecar)
+    return sidecar
+
+
+def _array_names(spec: FeatureSpec, layers) -> list[str]:
+    names = ["sentence_offsets", "word_ids", "word_pieces", "sentence_records", "sentence_paragraphs"]
+    names += [f"word_vectors.{layer}" for layer in layers]
+    if spec.sentence_vectors:
+        names.append("sentence_vectors")
+    if spec.attention_window:
+        names.append("attention_window")
+    if spec.mlm_topk:
+        names += ["mlm_piece_word", "mlm_piece_ids", "mlm_topk_ids", "mlm_topk_logits"]
+    return names
+
+
+def _tqdm(enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm if enabled else (lambda *a, **k: tqdm(*a, disable=True, **k))
+
+
+# ---------------------------------------------------------------- reading
+
+
+class FeatureStore:
+    """A finished shard's features (``features.json`` or its directory)."""
+
+    def __init__(self, path: str | os.PathLike):
+        path = Path(path)
+        self.dir = path.parent if path.name == "features.json" else path
+        sidecar = self.dir / "features.json"
+        if not sidecar.exists():
+            raise InputFileError(sidecar, "no features here (the shard's teacher pass has not finished)")
+        self.meta = read_json(sidecar)
+        if self.meta.get("format") != FORMAT_VERSION:
+            raise InputFileError(sidecar, f"feature format {self.meta.get('format')} (expected {FORMAT_VERSION})")
+
+    @property
+    def spec(self) -> FeatureSpec:
+        return FeatureSpec(**self.meta["spec"])
+
+    def parts(self) -> Iterator[dict[str, np.ndarray]]:
+        for name in self.meta["parts"]:
+            yield _load_npz(self.dir / "parts" / name)
+
+    def ase(self) -> dict[str, np.ndarray]:
+        if not self.meta.get("ase"):
+            raise InputFileError(self.dir / "features.json", "these features hold no ASE sums")
+        return _load_npz(self.dir / self.meta["ase"])
+
+    def layer_key(self, layer: int | None) -> str:
+        layers = self.meta["layers"]
+        if not layers:
+            raise InputFileError(self.dir / "features.json", "these features hold no word vectors")
+        if layer is None:
+            return f"word_vectors.{layers[-1]}"
+        n = self.meta["teacher"]["layers"]
+        index = layer if layer >= 0 else n + 1 + layer
+        if index not in layers:
+            raise InputFileError(self.dir / "features.json", f"layer {layer} not stored (stored: {layers})")
+        return f"word_vectors.{index}"
+
+
+def iter_word_vectors(source, layer: int | None = None, teacher=None, spec: FeatureSpec | None = None,
+                      vocab=None, part_sentences: int = 4096, batch_tokens: int = 8192
+                      ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per training sentence: (vocabulary ids, word vectors (n_words, d)), in shard order.
+
+    ``source`` is a stored shard's features (directory or ``features.json``), or — with
+    ``teacher`` — a corpus shard whose vectors are computed now (the recompute switch).
+    """
+    if teacher is None:
+        store = FeatureStore(source)
+        key = store.layer_key(layer)
+        parts = store.parts()
+    else:
+        spec = spec or FeatureSpec(layers=(-1 if layer is None else layer,))
+        extractor = FeatureExtractor(teacher, spec, vocab, batch_tokens)
+        key = f"word_vectors.{extractor.layers[0]}"
+        parts = (extractor.extract(p) for p in iter_parts(source, spec.context, part_sentences))
+    for arrays in parts:
+        offsets, ids, vecs = arrays["sentence_offsets"], arrays["word_ids"], arrays[key]
+        for i in range(len(offsets) - 1):
+            yield ids[offsets[i]:offsets[i + 1]], vecs[offsets[i]:offsets[i + 1]]
