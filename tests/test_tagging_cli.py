@@ -68,7 +68,8 @@ def test_ner_without_data_records_not_run(tiny_chunking, tmp_path):
     assert r["status"] == "not run: data not supplied" and r["task"] == "ner"
     summary = tmp_path / "s.json"
     assert main(["tag-summary", str(out), "--out", str(summary)]) == 0
-    assert json.loads(summary.read_text())[0]["status"] == "not run: data not supplied"
+    result = json.loads(summary.read_text())["results"]["ner"]
+    assert result["score"] is None and result["status"] == "not run: data not supplied"
 
 
 def test_unknown_hparam_is_a_clear_error(tiny_chunking, tmp_path, capsys):
@@ -87,9 +88,31 @@ def test_summary_mean_and_sample_std_over_seeds(tmp_path):
         paths[-1].write_text(json.dumps(record))
     out, table = tmp_path / "summary.json", tmp_path / "summary.csv"
     assert main(["tag-summary", *map(str, paths), "--out", str(out), "--csv", str(table)]) == 0
-    (s,) = json.loads(out.read_text())
-    assert s["test"]["mean"] == pytest.approx(0.93)
-    assert s["test"]["std"] == pytest.approx(math.sqrt(((0.03) ** 2 + (0.01) ** 2 + (0.04) ** 2) / 2))
-    assert s["seeds"] == [1, 2, 3]
+    s = json.loads(out.read_text())["results"]["chunking"]
+    assert s["score"] == s["test"]["score"] == pytest.approx(0.93)
+    assert s["test"]["sd"] == pytest.approx(math.sqrt(((0.03) ** 2 + (0.01) ** 2 + (0.04) ** 2) / 2))
+    assert s["dev"]["score"] == pytest.approx(0.92)
+    assert s["seeds"] == [1, 2, 3] and s["source"] == "CoNLL-2000"
     header, row = table.read_text().splitlines()
     assert row.startswith("glove,chunk,CoNLL-2000,f1,93.00,")
+
+
+def test_summary_is_read_by_the_paper_table_builder(tiny_chunking, tmp_path):
+    tables = pytest.importorskip("staticvec.report.tables")
+    data, vectors = tiny_chunking
+    runs = []
+    for seed in (1, 2):
+        runs.append(tmp_path / f"chunk.seed{seed}.json")
+        assert main(["tag", "--vectors", str(vectors), "--task", "chunk", "--data-dir", str(data), "--seed", str(seed),
+                     "--hparams", HPARAMS, "--device", "cpu", "--out", str(runs[-1])]) == 0
+    runs.append(tmp_path / "ner.seed1.json")
+    assert main(["tag", "--vectors", str(vectors), "--task", "ner", "--out", str(runs[-1])]) == 0
+    out = tmp_path / "tagging.json"
+    assert main(["tag-summary", *map(str, runs), "--out", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    value, found, total = tables.result_value(summary, "chunking.test")
+    expected = [json.loads(p.read_text())["test"] for p in runs[:2]]
+    test_tokens = sum(1 for line in (data / "test.txt").read_text().splitlines() if line.strip())
+    assert value == pytest.approx(sum(expected) / 2)
+    assert (found, total) == (test_tokens, test_tokens)  # every test word has a vector
+    assert tables.result_value(summary, "ner")[0] is None

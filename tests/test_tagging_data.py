@@ -112,12 +112,16 @@ def test_conll2003_iob1_is_converted(tmp_path):
 
 
 def test_task_data_location_prefers_supplied_data():
-    config = {"resources": {"mirror": "../shared/data", "restricted": {"ptb_wsj": None, "conll2003": None, "ontonotes": None}}}
-    assert D.task_data_location(config, "pos") == ("ud", "../shared/data/eval/sequence/ud_english_ewt")
+    config = {"resources": {"download_dir": "resources/data", "restricted": {"ptb_wsj": None, "conll2003": None, "ontonotes": None}}}
+    assert D.task_data_location(config, "pos") == D.DataLocation("ud", "resources/data/eval/sequence/ud_english_ewt", "eval-ud-ewt")
     assert D.task_data_location(config, "ner") is None
     config["resources"]["restricted"].update(ptb_wsj="/data/wsj", ontonotes="/data/on5")
-    assert D.task_data_location(config, "pos") == ("ptb", "/data/wsj")
-    assert D.task_data_location(config, "ner") == ("ontonotes", "/data/on5")
+    assert D.task_data_location(config, "pos") == D.DataLocation("ptb", "/data/wsj", None)
+    assert D.task_data_location(config, "ner") == D.DataLocation("ontonotes", "/data/on5", None)
+    config["resources"]["restricted"]["conll2003"] = "/data/conll03"  # both: tagging.ner_source decides
+    assert D.task_data_location(config, "ner").fmt == "conll2003"
+    config["tagging"] = {"ner_source": "ontonotes"}
+    assert D.task_data_location(config, "ner").fmt == "ontonotes"
 
 
 @pytest.mark.skipif(not (SHARED / "conll2000").is_dir(), reason="CoNLL-2000 not in ../shared/data")

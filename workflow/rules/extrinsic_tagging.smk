@@ -1,24 +1,27 @@
 # Extrinsic sequence labelling (SemGloVe Table 2, Wang et al. Table 3, Context-to-Vec Table 3):
-# one BiLSTM-CRF job per embedding × task × seed, then one summary (mean ± std) per embedding × task.
-# Settings come from config["tagging"]; data locations from config["resources"] (PTB WSJ, CoNLL-2003,
-# OntoNotes when the user supplies them; CoNLL-2000 and UD EWT otherwise) via
-# staticvec.evaluate.tagging.data. Integration points for the lead's Workflow helper (names assumed):
-# W.embedding_file(emb) is the embedding file of sheet row `emb`; the open data sets are read from
-# the mirror's eval/sequence folder (W.resource_dir may replace task_data_location's paths).
+#
+#   {R}/embeddings/{emb}/vectors.bin  ->  {R}/eval/{emb}/tagging/{task}.seed{seed}.json   (staticvec tag)
+#   the teacher (contextual row)      ->  {R}/eval/contextual-{teacher}/tagging/...        (staticvec tag --teacher)
+#   every task × seed of one {emb}    ->  {R}/eval/{emb}/tagging.json + .csv               (staticvec tag-summary)
+#
+# tagging.json is what the tables sheet's `source: tagging` tables read (RESULT_PATTERNS in
+# evaluate.smk). Settings: config["tagging"]; data: CoNLL-2000 and UD EWT from the resource
+# registry, PTB WSJ / CoNLL-2003 / OntoNotes from resources.restricted when the user supplies them
+# (staticvec.evaluate.tagging.data). Without NER data the ner result records "not run".
 
-from staticvec.evaluate.tagging.data import tag_data_arguments, tagger_arguments
+from staticvec.evaluate.tagging.data import tag_data_arguments, tag_data_inputs, tagger_arguments
 
 TAGGING = config.get("tagging", {})
 TAG_SEEDS = TAGGING.get("seeds") or config.get("seeds", [1])
+TAG_TASKS = TAGGING.get("tasks", ["chunk", "pos", "ner"])
 
 
-def teacher_spec(teacher_id):
-    return config.get("teacher", {}).get("models", {}).get(teacher_id, teacher_id)
+def tag_teacher_spec(wildcards):
+    return config.get("teacher", {}).get("models", {}).get(wildcards.teacher, wildcards.teacher)
 
 
-wildcard_constraints:
-    task="chunk|pos|ner",
-    seed=r"\d+",
+def tag_runs(wildcards):
+    return expand(f"{R}/eval/{wildcards.emb}/tagging/{{task}}.seed{{seed}}.json", task=TAG_TASKS, seed=TAG_SEEDS)
 
 
 ruleorder: tag_contextual > tag
@@ -26,57 +29,69 @@ ruleorder: tag_contextual > tag
 
 rule tag:
     input:
-        vectors=lambda wc: W.embedding_file(wc.emb),
+        vectors=f"{R}/embeddings/{{emb}}/vectors.bin",
+        data=lambda wc: tag_data_inputs(config, wc.task, W),
     output:
-        f"{R}/eval/{{emb}}/tagging/{{task}}/seed{{seed}}.json",
-    log:
-        "logs/eval/{emb}/tagging/{task}/seed{seed}.log",
-    benchmark:
-        f"{R}/benchmarks/eval/{{emb}}/tagging/{{task}}/seed{{seed}}.tsv"
+        f"{R}/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.json",
     params:
-        data=lambda wc: tag_data_arguments(config, wc.task),
+        data=lambda wc: tag_data_arguments(config, wc.task, W),
         args=tagger_arguments(config),
+    log:
+        f"logs/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.log",
+    benchmark:
+        f"{R}/benchmarks/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.tsv"
+    wildcard_constraints:
+        task="chunk|pos|ner",
+        seed=r"\d+",
     threads: TAGGING.get("threads", 2)
     resources:
         mem_mb=6000,
         runtime=60,
         gpu=1 if TAGGING.get("gpu", False) else 0,
     shell:
-        "staticvec tag --vectors {input.vectors} --name {wildcards.emb} --task {wildcards.task} {params.data} --seed {wildcards.seed} --threads {threads} {params.args} --out {output} > {log} 2>&1"
+        "staticvec tag --vectors {input.vectors} --name {wildcards.emb} --task {wildcards.task} {params.data}"
+        " --seed {wildcards.seed} --threads {threads} {params.args} --out {output} > {log} 2>&1"
 
 
 # The papers' BERT-base row: the teacher's frozen per-token vectors through the same tagger.
 rule tag_contextual:
+    input:
+        data=lambda wc: tag_data_inputs(config, wc.task, W),
     output:
-        f"{R}/eval/contextual-{{teacher}}/tagging/{{task}}/seed{{seed}}.json",
-    log:
-        "logs/eval/contextual-{teacher}/tagging/{task}/seed{seed}.log",
-    benchmark:
-        f"{R}/benchmarks/eval/contextual-{{teacher}}/tagging/{{task}}/seed{{seed}}.tsv"
+        f"{R}/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.json",
     params:
-        teacher=lambda wc: teacher_spec(wc.teacher),
+        teacher=tag_teacher_spec,
         layer=TAGGING.get("contextual_layer", -1),
-        data=lambda wc: tag_data_arguments(config, wc.task),
+        data=lambda wc: tag_data_arguments(config, wc.task, W),
         args=tagger_arguments(config),
+    log:
+        f"logs/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.log",
+    benchmark:
+        f"{R}/benchmarks/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.tsv"
+    wildcard_constraints:
+        task="chunk|pos|ner",
+        seed=r"\d+",
     threads: TAGGING.get("threads", 2)
     resources:
         mem_mb=8000,
         runtime=90,
         gpu=1 if TAGGING.get("gpu", False) else 0,
     shell:
-        "staticvec tag --teacher {params.teacher} --layer {params.layer} --name contextual-{wildcards.teacher} --task {wildcards.task} {params.data} --seed {wildcards.seed} --threads {threads} {params.args} --out {output} > {log} 2>&1"
+        "staticvec tag --teacher {params.teacher} --layer {params.layer} --name contextual-{wildcards.teacher}"
+        " --task {wildcards.task} {params.data} --seed {wildcards.seed} --threads {threads} {params.args}"
+        " --out {output} > {log} 2>&1"
 
 
 rule tag_summary:
     input:
-        lambda wc: expand(f"{R}/eval/{wc.emb}/tagging/{wc.task}/seed{{seed}}.json", seed=TAG_SEEDS),
+        tag_runs,
     output:
-        json=f"{R}/eval/{{emb}}/tagging/{{task}}.json",
-        csv=f"{R}/eval/{{emb}}/tagging/{{task}}.csv",
+        json=f"{R}/eval/{{emb}}/tagging.json",
+        csv=f"{R}/eval/{{emb}}/tagging.csv",
     log:
-        "logs/eval/{emb}/tagging/{task}.summary.log",
+        f"logs/eval/{{emb}}/tagging.summary.log",
     benchmark:
-        f"{R}/benchmarks/eval/{{emb}}/tagging/{{task}}.summary.tsv"
+        f"{R}/benchmarks/eval/{{emb}}/tagging.summary.tsv"
     threads: 1
     resources:
         mem_mb=500,

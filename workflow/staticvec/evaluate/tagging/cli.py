@@ -41,9 +41,9 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, help="result JSON")
     p.set_defaults(handler=_tag)
 
-    s = subparsers.add_parser("tag-summary", help="aggregate tagger results over seeds: mean ± std per embedding × task")
-    s.add_argument("results", nargs="+", help="result JSON files of 'staticvec tag'")
-    s.add_argument("--out", required=True, help="summary JSON (a list, one entry per embedding × task)")
+    s = subparsers.add_parser("tag-summary", help="aggregate one embedding's tagger results: mean ± std per task over seeds")
+    s.add_argument("results", nargs="+", help="result JSON files of 'staticvec tag' (one embedding; any tasks and seeds)")
+    s.add_argument("--out", required=True, help="summary JSON: results.<task> as the paper-table builder reads them")
     s.add_argument("--csv", default=None, help="also a long CSV table (scores in %%)")
     s.set_defaults(handler=_summary)
 
@@ -126,7 +126,7 @@ def _tag(args) -> int:
 
 
 def _summary(args) -> int:
-    from staticvec.evaluate.tagging.summary import summarize, write_csv
+    from staticvec.evaluate.tagging.summary import summarize, tagging_results, write_csv
     from staticvec.files import read_json, write_json
 
     results = []
@@ -137,7 +137,7 @@ def _summary(args) -> int:
                 raise StaticvecError(f"{path}: not a 'staticvec tag' result (no {key!r})")
         results.append(record)
     summaries = summarize(results)
-    write_json(args.out, summaries)
+    write_json(args.out, tagging_results(summaries))
     if args.csv:
         write_csv(summaries, args.csv)
     for s in summaries:

@@ -103,8 +103,10 @@ class WordTable:
         found_types = sum(self.row_of.get(w, UNK) != UNK for w in types)
         return {
             "tokens": len(tokens),
+            "found_tokens": found_tokens,
             "token_coverage": found_tokens / max(len(tokens), 1),
             "types": len(types),
+            "found_types": found_types,
             "type_coverage": found_types / max(len(types), 1),
         }
 

@@ -1,4 +1,12 @@
-"""Aggregate tagger runs over seeds: mean ± sample standard deviation per embedding × task."""
+"""Aggregate tagger runs over seeds: mean ± sample standard deviation per embedding × task.
+
+One embedding's summary file (``{results_dir}/eval/{emb}/tagging.json``) has the shape the
+table builder reads (``staticvec.report.tables``): ``results.<task>`` holds ``score`` (the
+test mean), ``test`` and ``dev`` (``score``, ``sd``, per-seed ``values``), the data ``source``,
+and ``found``/``total``: test tokens with an embedding vector / all test tokens. Tasks are
+keyed as the tables sheet names them (``chunking``, ``pos``, ``ner``); a task without data
+has ``score: null`` and its ``status``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,7 @@ from collections import defaultdict
 from staticvec.errors import StaticvecError
 
 NOT_RUN = "not run: data not supplied"
+RESULT_KEYS = {"chunk": "chunking", "pos": "pos", "ner": "ner"}  # task -> key of the tables sheet
 
 
 def mean_std(values: list[float]) -> tuple[float, float | None]:
@@ -47,8 +56,33 @@ def summarize(results: list[dict]) -> list[dict]:
             summary[split] = {"mean": mean, "std": std, "values": values}
         summary["epochs"] = [r["best_epoch"] for r in done]
         summary["train_seconds"] = [r["train_seconds"] for r in done]
+        coverage = (done[0].get("inputs") or {}).get("coverage", {}).get("test")
+        if coverage:
+            summary["found"], summary["total"] = coverage["found_tokens"], coverage["tokens"]
         summaries.append(summary)
     return summaries
+
+
+def tagging_results(summaries: list[dict]) -> dict:
+    """One embedding's summary file (module doc) from its per-task summaries."""
+    embeddings = sorted({s["embedding"] for s in summaries})
+    if len(embeddings) != 1:
+        raise StaticvecError(f"a tagging summary file is for one embedding; got runs of {', '.join(embeddings)}")
+    results = {}
+    for s in summaries:
+        key = RESULT_KEYS.get(s["task"], s["task"])
+        if s["status"] != "ok":
+            results[key] = {"score": None, "status": s["status"], "source": s.get("source")}
+            continue
+        node = {"score": s["test"]["mean"], "sd": s["test"]["std"], "status": "ok", "metric": s["metric"], "source": s["source"],
+                "runs": len(s["seeds"]), "seeds": s["seeds"]}
+        for split in ("test", "dev"):
+            node[split] = {"score": s[split]["mean"], "sd": s[split]["std"], "values": s[split]["values"]}
+        if "found" in s:
+            node["found"], node["total"] = s["found"], s["total"]
+        node["best_epochs"], node["train_seconds"] = s["epochs"], s["train_seconds"]
+        results[key] = node
+    return {"embedding": embeddings[0], "kind": "tagging", "results": results, "summaries": summaries}
 
 
 def write_csv(summaries: list[dict], path) -> None:
