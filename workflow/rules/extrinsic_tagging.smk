@@ -20,6 +20,14 @@ def tag_teacher_spec(wildcards):
     return config.get("teacher", {}).get("models", {}).get(wildcards.teacher, wildcards.teacher)
 
 
+def tagging_targets(embeddings):
+    """tagging.json of each embedding id, and of the teacher's contextual row when config asks for it."""
+    ids = list(embeddings)
+    if TAGGING.get("contextual_baseline", False):
+        ids.append(f"contextual-{config.get('teacher', {}).get('default', 'minilm')}")
+    return [f"{R}/eval/{e}/tagging.json" for e in ids]
+
+
 def tag_runs(wildcards):
     return expand(f"{R}/eval/{wildcards.emb}/tagging/{{task}}.seed{{seed}}.json", task=TAG_TASKS, seed=TAG_SEEDS)
 
@@ -62,6 +70,7 @@ rule tag_contextual:
     params:
         teacher=tag_teacher_spec,
         layer=TAGGING.get("contextual_layer", -1),
+        online="" if config.get("teacher", {}).get("offline", True) else "--online",
         data=lambda wc: tag_data_arguments(config, wc.task, W),
         args=tagger_arguments(config),
     log:
@@ -77,7 +86,7 @@ rule tag_contextual:
         runtime=90,
         gpu=1 if TAGGING.get("gpu", False) else 0,
     shell:
-        "staticvec tag --teacher {params.teacher} --layer {params.layer} --name contextual-{wildcards.teacher}"
+        "staticvec tag --teacher {params.teacher} --layer {params.layer} {params.online} --name contextual-{wildcards.teacher}"
         " --task {wildcards.task} {params.data} --seed {wildcards.seed} --threads {threads} {params.args}"
         " --out {output} > {log} 2>&1"
 

@@ -26,6 +26,7 @@ def register(subparsers) -> None:
     p.add_argument("--vectors-format", default=None, choices=["word2vec", "glove", "binary", "npy"],
                    help="embedding file format (default: from the file name)")
     p.add_argument("--layer", type=int, default=-1, help="teacher hidden layer for --teacher (default: last)")
+    p.add_argument("--online", action="store_true", help="--teacher: allow downloading it (default: offline)")
     p.add_argument("--task", required=True, choices=["chunk", "pos", "ner"])
     p.add_argument("--data-dir", default=None,
                    help="the task's data directory; omitted (or empty) for NER: records 'not run: data not supplied'")
@@ -105,7 +106,7 @@ def _tag(args) -> int:
     else:
         from staticvec.evaluate.tagging.contextual import contextual_inputs
 
-        inputs = contextual_inputs(args.teacher, data, layer=args.layer, device=args.device)
+        inputs = contextual_inputs(args.teacher, data, layer=args.layer, device=args.device, offline=not args.online)
     result = train_tagger(data, inputs, config, seed=args.seed, device=args.device)
     log.info("%s %s: dev %.4f, test %.4f (best epoch %d of %d)", args.task, data.metric, result["dev"], result["test"],
              result["best_epoch"], result["epochs_run"])
