@@ -5,7 +5,7 @@ workflow can include it. Random vectors are fine for timing (the cost does not d
 values), but not for convergence: a random-embedding run usually stops later than a real one,
 so the figure is an upper bound for the default max_epochs / patience.
 
-    python benchmarks/tagging_speed.py --threads 2                    # the full default run
+    python benchmarks/tagging_speed.py                                # the full default run, 1 thread
     python benchmarks/tagging_speed.py --threads 2 --max-epochs 2     # seconds per epoch only
     python benchmarks/tagging_speed.py --vectors my.vec               # a real embedding
 
@@ -30,7 +30,7 @@ def main() -> None:
     parser.add_argument("--task", default="chunk", choices=["chunk", "pos"])
     parser.add_argument("--vectors", default=None, help="a real embedding file (default: random vectors)")
     parser.add_argument("--dim", type=int, default=300)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (the workflow's default: 1 per job)")
     parser.add_argument("--config", default="config/config.yaml", help="tagger settings from this config's tagging.tagger")
     parser.add_argument("--max-epochs", type=int, default=None)
     parser.add_argument("--char-features", default=None, choices=["none", "cnn", "lstm"])

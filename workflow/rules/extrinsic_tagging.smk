@@ -51,7 +51,7 @@ rule tag:
     wildcard_constraints:
         task="chunk|pos|ner",
         seed=r"\d+",
-    threads: TAGGING.get("threads", 2)
+    threads: TAGGING.get("threads", 1)
     resources:
         mem_mb=6000,
         runtime=60,
@@ -80,7 +80,7 @@ rule tag_contextual:
     wildcard_constraints:
         task="chunk|pos|ner",
         seed=r"\d+",
-    threads: TAGGING.get("threads", 2)
+    threads: TAGGING.get("threads", 1)
     resources:
         mem_mb=8000,
         runtime=90,
