@@ -33,6 +33,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (the workflow's default: 1 per job)")
     parser.add_argument("--config", default="config/config.yaml", help="tagger settings from this config's tagging.tagger")
     parser.add_argument("--max-epochs", type=int, default=None)
+    parser.add_argument("--patience", type=int, default=None)
     parser.add_argument("--char-features", default=None, choices=["none", "cnn", "lstm"])
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--seed", type=int, default=1)
@@ -49,7 +50,9 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     settings = dict(load_config([args.config]).get("tagging", {}).get("tagger", {}))
-    for key, value in (("max_epochs", args.max_epochs), ("char_features", args.char_features), ("batch_size", args.batch_size)):
+    overrides = (("max_epochs", args.max_epochs), ("patience", args.patience), ("char_features", args.char_features),
+                 ("batch_size", args.batch_size))
+    for key, value in overrides:
         if value is not None:
             settings[key] = value
     config = TaggerConfig.from_dict(settings)
