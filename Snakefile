@@ -13,6 +13,9 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/resources.smk"
 include: "workflow/rules/corpus.smk"
+include: "workflow/rules/cooc.smk"
+include: "workflow/rules/train_glove.smk"
+include: "workflow/rules/train_baselines.smk"
 
 
 rule all:

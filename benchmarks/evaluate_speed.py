@@ -35,7 +35,7 @@ def main() -> None:
     from threadpoolctl import threadpool_limits
 
     from staticvec.embeddings import Embeddings
-    from staticvec.evaluate import evaluate
+    from staticvec.evaluate.intrinsic import evaluate
     from staticvec.evaluate.datasets import DATASETS, load_dataset
 
     torch.set_num_threads(args.threads)

@@ -8,7 +8,7 @@ import pytest
 
 from staticvec.cli import main
 from staticvec.embeddings import Embeddings
-from staticvec.evaluate import evaluate
+from staticvec.evaluate.intrinsic import evaluate
 
 DATA = Path("../shared/data/eval")
 

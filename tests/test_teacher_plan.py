@@ -27,12 +27,14 @@ def parse(args: str, step: str = "features"):
 
 
 def test_traits_of_offline_and_local_teachers(tmp_path):
-    assert teacher_traits("minilm") == {"mlm_head": False, "causal": False}
-    assert teacher_traits("smollm2") == {"mlm_head": False, "causal": True}
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert", "architectures": ["BertForMaskedLM"]}))
-    assert teacher_traits(str(tmp_path)) == {"mlm_head": True, "causal": False}
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}))
-    assert teacher_traits(str(tmp_path)) == {"mlm_head": False, "causal": True}
+    assert teacher_traits("minilm") == {"mlm_head": False, "causal": False, "hidden_size": 384, "n_layers": 6}
+    assert teacher_traits("smollm2") == {"mlm_head": False, "causal": True, "hidden_size": 576, "n_layers": 30}
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert", "architectures": ["BertForMaskedLM"],
+                                                      "hidden_size": 1024, "num_hidden_layers": 24}))
+    assert teacher_traits(str(tmp_path)) == {"mlm_head": True, "causal": False, "hidden_size": 1024, "n_layers": 24}
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
+                                                      "n_embd": 768, "n_layer": 12}))
+    assert teacher_traits(str(tmp_path)) == {"mlm_head": False, "causal": True, "hidden_size": 768, "n_layers": 12}
 
 
 def test_feature_flags_parse_back_into_the_cli(config):

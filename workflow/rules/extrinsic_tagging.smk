@@ -1,6 +1,6 @@
 # Extrinsic sequence labelling (SemGloVe Table 2, Wang et al. Table 3, Context-to-Vec Table 3):
 #
-#   {R}/embeddings/{emb}/vectors.bin  ->  {R}/eval/{emb}/tagging/{task}.seed{seed}.json   (staticvec tag)
+#   {R}/embeddings/{emb}/seed{s}/vectors.bin -> {R}/eval/{emb}/tagging/{task}.seed{seed}.json (staticvec tag)
 #   the teacher (contextual row)      ->  {R}/eval/contextual-{teacher}/tagging/...        (staticvec tag --teacher)
 #   every task × seed of one {emb}    ->  {R}/eval/{emb}/tagging.json + .csv               (staticvec tag-summary)
 #
@@ -8,6 +8,8 @@
 # evaluate.smk). Settings: config["tagging"]; data: CoNLL-2000 and UD EWT from the resource
 # registry, PTB WSJ / CoNLL-2003 / OntoNotes from resources.restricted when the user supplies them
 # (staticvec.evaluate.tagging.data). Without NER data the ner result records "not run".
+# Tagger seed s reads the embedding trained with seed s (a deterministic method's one run), so the
+# spread over seeds holds both the embedding's and the tagger's randomness.
 
 from staticvec.evaluate.tagging.data import tag_data_arguments, tag_data_inputs, tagger_arguments
 
@@ -28,16 +30,19 @@ def tagging_targets(embeddings):
     return [f"{R}/eval/{e}/tagging.json" for e in ids]
 
 
+def tag_vectors(wildcards):
+    seeds = W.seeds(wildcards.emb)
+    seed = int(wildcards.seed)
+    return W.embedding(wildcards.emb, seed if seed in seeds else seeds[0])
+
+
 def tag_runs(wildcards):
     return expand(f"{R}/eval/{wildcards.emb}/tagging/{{task}}.seed{{seed}}.json", task=TAG_TASKS, seed=TAG_SEEDS)
 
 
-ruleorder: tag_contextual > tag
-
-
 rule tag:
     input:
-        vectors=f"{R}/embeddings/{{emb}}/vectors.bin",
+        vectors=tag_vectors,
         data=lambda wc: tag_data_inputs(config, wc.task, W),
     output:
         f"{R}/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.json",
@@ -49,6 +54,7 @@ rule tag:
     benchmark:
         f"{R}/benchmarks/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.tsv"
     wildcard_constraints:
+        emb=r"(?!contextual-)[^/]+",  # contextual-<teacher> rows are tag_contextual's
         task="chunk|pos|ner",
         seed=r"\d+",
     threads: TAGGING.get("threads", 1)

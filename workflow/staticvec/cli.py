@@ -24,6 +24,9 @@ COMMAND_MODULES = [
     "staticvec.teacher.cli",
     "staticvec.evaluate.intrinsic",
     "staticvec.report.tables",
+    "staticvec.evaluate.classification_cli",
+    "staticvec.cooc.cli",
+    "staticvec.train.cli",
     "staticvec.evaluate.tagging.cli",
 ]
 

@@ -58,12 +58,21 @@ def load_config(paths: Iterable[str | os.PathLike]) -> dict:
 
 
 def config_schema() -> dict:
-    """The full config schema: the top-level file with each section's schema inserted."""
+    """The full config schema: the top-level file with each section's schema inserted.
+
+    A section may also have a folder ``config/<section>/`` holding one schema per
+    sub-object (``methods/glove.schema.yaml`` is ``config['methods']['glove']``).
+    """
     schema = load_yaml(SCHEMA_DIR / "config.schema.yaml")
     properties = schema.setdefault("properties", {})
     for section_file in sorted((SCHEMA_DIR / "config").glob("*.schema.yaml")):
         section = section_file.name[: -len(".schema.yaml")]
         properties[section] = load_yaml(section_file)
+    for folder in sorted(p for p in (SCHEMA_DIR / "config").iterdir() if p.is_dir()):
+        section = properties.setdefault(folder.name, {"type": "object", "additionalProperties": False})
+        members = section.setdefault("properties", {})
+        for member_file in sorted(folder.glob("*.schema.yaml")):
+            members[member_file.name[: -len(".schema.yaml")]] = load_yaml(member_file)
     return schema
 
 

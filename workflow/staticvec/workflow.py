@@ -15,6 +15,7 @@ from pathlib import Path
 from staticvec.config import resolve_path
 from staticvec.errors import StaticvecError
 from staticvec.resources import Member, Registry, check_available
+from staticvec.sheets import EmbeddingSheet, EmbeddingSpec
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class Workflow:
         self.allow_download = bool(res["allow_download"])
         self.registry = Registry.load(resolve_path(res["registry"], self.root), root=self.root)
         self._corpus_inputs = None
+        sheets = config.get("sheets", {})
+        self.sheet = EmbeddingSheet.load(resolve_path(sheets.get("embeddings", "config/embeddings.yaml"), self.root), config)
+        self.all_seeds = list(config.get("seeds") or [1])
 
     # ------------------------------------------------------------ resources
     def resource_path(self, member: Member) -> str:
@@ -175,6 +179,61 @@ class Workflow:
             "lowercase": corpus["lowercase"],
             "sentence_tokens": [corpus["min_sentence_tokens"], corpus["max_sentence_tokens"]],
         })
+
+    # ------------------------------------------------------------ embeddings
+    def spec(self, emb: str) -> EmbeddingSpec:
+        return self.sheet[emb]
+
+    def seeds(self, emb: str) -> list[int]:
+        """Seeds an embedding is trained with (deterministic methods: the first seed only)."""
+        return self.all_seeds if self.spec(emb).seeded else self.all_seeds[:1]
+
+    def embedding(self, emb: str, seed="{seed}") -> str:
+        return f"{self.results_dir}/embeddings/{emb}/seed{seed}/vectors.bin"
+
+    def embedding_record(self, emb: str, seed="{seed}") -> str:
+        return f"{self.results_dir}/embeddings/{emb}/seed{seed}/vectors.json"
+
+    def embeddings_of(self, emb: str) -> list[str]:
+        """Every seed's vectors of an embedding."""
+        return [self.embedding(emb, s) for s in self.seeds(emb)]
+
+    def ids_regex(self, *methods: str) -> str:
+        """Wildcard constraint matching exactly the sheet ids of the given methods."""
+        ids = [e for m in methods for e in self.sheet.ids(m)]
+        return "|".join(re.escape(e) for e in sorted(ids, key=len, reverse=True)) or "(?!)"
+
+    def emb_shard_ids(self, emb: str) -> list[str]:
+        """The corpus shards an embedding is trained on (its fraction of the corpus)."""
+        return self.shard_ids(self.spec(emb).fraction)
+
+    def teacher_model(self, teacher_id: str) -> str:
+        try:
+            return self.config["teacher"]["models"][teacher_id]
+        except KeyError:
+            raise StaticvecError(f"teacher {teacher_id!r} is not in config teacher.models") from None
+
+    def teacher_width(self, teacher_id: str) -> int:
+        from staticvec.teacher.plan import teacher_traits
+
+        width = teacher_traits(self.teacher_model(teacher_id))["hidden_size"]
+        if width is None:
+            raise StaticvecError(
+                f"'dim: teacher' needs the width of teacher {teacher_id!r} ({self.teacher_model(teacher_id)}), "
+                "whose config.json is not available offline: download the model or set the dimension explicitly"
+            )
+        return int(width)
+
+    def params(self, emb: str) -> dict:
+        """The embedding's hyper-parameters, with `teacher` dimensions resolved to the teacher's width."""
+        spec = self.spec(emb)
+        params = dict(spec.params)
+        if params.get("dim") == "teacher":
+            params["dim"] = self.teacher_width(spec.teacher or self.config["teacher"]["default"])
+        return params
+
+    def params_json(self, emb: str) -> str:
+        return json.dumps(self.params(emb), sort_keys=True)
 
     # ------------------------------------------------------------ targets
     def final_targets(self) -> list[str]:

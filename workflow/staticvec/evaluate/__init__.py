@@ -1,8 +1,2 @@
-"""Evaluation of static embeddings: intrinsic tasks (this package's modules) and, later, extrinsic ones.
-
-``from staticvec.evaluate import evaluate`` runs the intrinsic suite (see :mod:`.intrinsic`).
-"""
-
-from staticvec.evaluate.intrinsic import evaluate
-
-__all__ = ["evaluate"]
+"""Evaluation of word embeddings: intrinsic (similarity, analogy, relational similarity, categorization,
+neighbours: ``staticvec.evaluate.intrinsic``) and extrinsic (tagging, sentence classification)."""

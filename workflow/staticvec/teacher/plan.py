@@ -11,21 +11,29 @@ import shlex
 from pathlib import Path
 
 from staticvec.errors import StaticvecError
-from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES
+from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher
 
 
 def teacher_traits(spec: str) -> dict:
     """What a teacher is, read cheaply from its ``config.json`` (None where it cannot be known).
 
-    ``mlm_head``: ships a masked-LM head; ``causal``: a causal LM (no MLM predictions).
+    ``mlm_head``: ships a masked-LM head; ``causal``: a causal LM (no MLM predictions);
+    ``hidden_size`` and ``n_layers``: its width and depth (static tables at the teacher's width,
+    ASE's layers).
     """
     key = spec.strip().lower()
-    if key in MINILM_ALIASES:
-        return {"mlm_head": False, "causal": False}
     if key in SMOLLM2_ALIASES or key.endswith(".gguf"):
-        return {"mlm_head": False, "causal": True}
-    config_file = Path(spec) / "config.json"
-    if not config_file.exists():
+        # SmolLM2-135M (GGUF: no config.json to read)
+        return {"mlm_head": False, "causal": True, "hidden_size": 576, "n_layers": 30}
+    config_file = None
+    if key in MINILM_ALIASES:
+        try:
+            config_file = Path(resolve_teacher(spec).path) / "config.json"
+        except StaticvecError:
+            config_file = None
+    elif (Path(spec) / "config.json").exists():
+        config_file = Path(spec) / "config.json"
+    else:
         try:
             from huggingface_hub import try_to_load_from_cache
 
@@ -34,13 +42,16 @@ def teacher_traits(spec: str) -> dict:
         except Exception:  # noqa: BLE001 - not a valid repo id, no hub library: unknown
             config_file = None
     if config_file is None or not config_file.exists():
-        return {"mlm_head": None, "causal": None}
+        return {"mlm_head": False if key in MINILM_ALIASES else None, "causal": False if key in MINILM_ALIASES else None,
+                "hidden_size": None, "n_layers": None}
     config = json.loads(config_file.read_text(encoding="utf-8"))
     architectures = " ".join(config.get("architectures") or [])
     family = FAMILIES.get(config.get("model_type", ""), config.get("model_type"))
     causal = family in CAUSAL_FAMILIES or "CausalLM" in architectures or "LMHead" in architectures
-    return {"mlm_head": ("MaskedLM" in architectures or "ForPreTraining" in architectures) and not causal,
-            "causal": causal}
+    mlm = ("MaskedLM" in architectures or "ForPreTraining" in architectures) and not causal
+    return {"mlm_head": False if key in MINILM_ALIASES else mlm, "causal": causal,
+            "hidden_size": config.get("hidden_size") or config.get("n_embd"),
+            "n_layers": config.get("num_hidden_layers") or config.get("n_layer")}
 
 
 class TeacherPlan:

@@ -1,0 +1,142 @@
+"""The co-occurrence store: round trips, bounded-memory accumulation, merging, corruption."""
+
+import numpy as np
+import pytest
+
+from staticvec.cooc.store import (
+    CoocAccumulator,
+    CoocStore,
+    SortedStoreWriter,
+    merge_stores,
+    sort_reduce,
+    write_store,
+)
+from staticvec.errors import InputFileError, StaticvecError
+
+V = 50
+
+
+def random_triples(seed, n=3000, v=V):
+    rng = np.random.default_rng(seed)
+    # Zipf-like ids so that many pairs repeat (duplicates must be summed)
+    i = np.minimum(rng.zipf(1.3, n) - 1, v - 1)
+    j = rng.integers(0, v, n)
+    x = rng.random(n) + 0.01
+    return i, j, x
+
+
+def dense(i, j, x, v=V):
+    m = np.zeros((v, v))
+    np.add.at(m, (i, j), x)
+    return m
+
+
+def test_sort_reduce_sorts_and_sums_duplicates():
+    i = np.array([3, 1, 3, 1, 0, 3])
+    j = np.array([2, 4, 2, 0, 0, 1])
+    x = np.array([1.0, 2.0, 0.5, 1.5, 4.0, 3.0])
+    si, sj, sx = sort_reduce(i, j, x, vocab_size=5)
+    assert si.tolist() == [0, 1, 1, 3, 3]
+    assert sj.tolist() == [0, 0, 4, 1, 2]
+    assert sx.tolist() == [4.0, 1.5, 2.0, 3.0, 1.5]
+
+
+def test_round_trip_lookup_and_scipy(tmp_path):
+    i, j, x = random_triples(0)
+    header = write_store(tmp_path / "a.cooc", i, j, x, V, "sha", {"kind": "test"})
+    m = dense(i, j, x)
+    store = CoocStore(tmp_path / "a.cooc")
+    store.verify()
+    assert header["n_entries"] == len(store) == np.count_nonzero(m)
+    assert store.meta == {"kind": "test"} and store.vocab_sha256 == "sha"
+    np.testing.assert_allclose(store.to_scipy().toarray(), m, rtol=1e-6)
+    si, sj, _ = store.arrays()
+    keys = si.astype(np.int64) * V + sj
+    assert (np.diff(keys) > 0).all()
+    for a, b in [(0, 0), (0, 7), (3, 49), (49, 2), (10, 10)]:
+        assert store.lookup(a, b) == pytest.approx(m[a, b], rel=1e-6)
+    qa, qb = np.arange(V), (np.arange(V) * 7) % V
+    np.testing.assert_allclose(store.lookup_many(qa, qb), m[qa, qb], rtol=1e-6)
+    cols, vals = store.row(0)
+    np.testing.assert_array_equal(cols, np.flatnonzero(m[0]))
+    chunks = list(store.iter_chunks(size=97))
+    assert sum(len(c[0]) for c in chunks) == len(store) and max(len(c[0]) for c in chunks) == 97
+
+
+def test_accumulator_spills_and_multipass_merge_equal_single_pass(tmp_path):
+    i, j, x = random_triples(1, n=5000)
+    with CoocAccumulator(V, buffer_entries=300, tmp_dir=tmp_path, max_open=3) as acc:
+        for k in range(0, len(i), 170):
+            acc.add(i[k : k + 170], j[k : k + 170], x[k : k + 170])
+        assert len(acc.runs) > 9  # several merge passes are needed with a fan-in of 3
+        acc.finish(tmp_path / "spilled.cooc", meta={"kind": "test"}, block_entries=200)
+    write_store(tmp_path / "single.cooc", i, j, x, V, meta={"kind": "test"})
+    a, b = CoocStore(tmp_path / "spilled.cooc"), CoocStore(tmp_path / "single.cooc")
+    a.verify()
+    ai, aj, ax = a.arrays()
+    bi, bj, bx = b.arrays()
+    np.testing.assert_array_equal(ai, bi)
+    np.testing.assert_array_equal(aj, bj)
+    np.testing.assert_allclose(ax, bx, rtol=1e-6)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["single.cooc", "spilled.cooc"]  # runs removed
+
+
+def test_merge_sums_stores_and_combines_meta(tmp_path):
+    parts, total = [], np.zeros((V, V))
+    for seed in range(7):
+        i, j, x = random_triples(seed, n=800)
+        total += dense(i, j, x)
+        path = tmp_path / f"s{seed}.cooc"
+        write_store(path, i, j, x, V, "sha", {"kind": "window", "window": 5, "n_tokens": 10, "sources": [f"{seed}"]})
+        parts.append(path)
+    header = merge_stores(parts, tmp_path / "all.cooc", max_open=2, block_entries=150)
+    merged = CoocStore(tmp_path / "all.cooc")
+    merged.verify()
+    np.testing.assert_allclose(merged.to_scipy().toarray(), total, rtol=1e-6)
+    assert header["meta"] == {"kind": "window", "window": 5, "n_tokens": 70, "sources": [str(s) for s in range(7)]}
+    assert merged.vocab_sha256 == "sha"
+
+
+def test_merge_refuses_different_windows_or_vocabularies(tmp_path):
+    i, j, x = random_triples(0, n=100)
+    write_store(tmp_path / "a.cooc", i, j, x, V, "sha", {"window": 5})
+    write_store(tmp_path / "b.cooc", i, j, x, V, "sha", {"window": 15})
+    write_store(tmp_path / "c.cooc", i, j, x, V, "other", {"window": 5})
+    with pytest.raises(StaticvecError, match="'window'"):
+        merge_stores([tmp_path / "a.cooc", tmp_path / "b.cooc"], tmp_path / "out.cooc")
+    with pytest.raises(StaticvecError, match="different vocabularies"):
+        merge_stores([tmp_path / "a.cooc", tmp_path / "c.cooc"], tmp_path / "out.cooc")
+    assert not (tmp_path / "out.cooc").exists()
+
+
+def test_truncated_corrupt_and_foreign_files_are_detected(tmp_path):
+    i, j, x = random_triples(0, n=500)
+    path = tmp_path / "a.cooc"
+    write_store(path, i, j, x, V)
+    data = bytearray(path.read_bytes())
+    (tmp_path / "short.cooc").write_bytes(data[:-5])
+    with pytest.raises(InputFileError, match="truncated"):
+        CoocStore(tmp_path / "short.cooc")
+    data[-3] ^= 0xFF  # flip bits of the last record's value
+    (tmp_path / "flipped.cooc").write_bytes(data)
+    with pytest.raises(InputFileError, match="checksum"):
+        CoocStore(tmp_path / "flipped.cooc").verify()
+    (tmp_path / "text.cooc").write_text("word1 word2 1.0\n")
+    with pytest.raises(InputFileError, match="magic"):
+        CoocStore(tmp_path / "text.cooc")
+    with pytest.raises(InputFileError, match="not found"):
+        CoocStore(tmp_path / "missing.cooc")
+
+
+def test_writer_rejects_unsorted_blocks_and_leaves_no_file(tmp_path):
+    with pytest.raises(ValueError, match="increasing"):
+        with SortedStoreWriter(tmp_path / "w.cooc", V) as writer:
+            writer.write(np.array([0, 1]), np.array([3, 2]), np.array([1.0, 1.0]))
+            writer.write(np.array([1]), np.array([1]), np.array([1.0]))  # goes back
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ids_outside_the_vocabulary_are_rejected(tmp_path):
+    with CoocAccumulator(V, tmp_dir=tmp_path) as acc:
+        with pytest.raises(ValueError, match="outside"):
+            acc.add([0, V], [1, 1], 1.0)

@@ -1,0 +1,183 @@
+"""GloVe: the update's gradient against autograd, recovery of a planted log-bilinear matrix,
+and resuming from a checkpoint."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from staticvec.cli import main
+from staticvec.cooc.store import vocab_fingerprint, write_store
+from staticvec.corpus.vocab import Vocabulary
+from staticvec.embeddings import Embeddings
+from staticvec.errors import StaticvecError
+from staticvec.train.glove import GloveConfig, init_state, train_glove, weighting
+
+ENGINES = ["numba", "torch"]
+
+
+def make_vocab(n):
+    return Vocabulary([f"w{k}" for k in range(n)], [1000 - k for k in range(n)])
+
+
+def store_of(tmp_path, vocab, i, j, x, name="x.cooc"):
+    write_store(tmp_path / name, i, j, x, len(vocab), vocab_fingerprint(vocab))
+    return tmp_path / name
+
+
+def autograd_step(state, i, j, x, cfg):
+    """Gradients of 0.5·f(x)(w_i·w̃_j + b_i + b̃_j − log x)² by torch autograd."""
+    v = state.vocab_size
+    w = torch.tensor(state.W[i], dtype=torch.float64, requires_grad=True)
+    c = torch.tensor(state.W[v + j], dtype=torch.float64, requires_grad=True)
+    bw = torch.tensor(float(state.b[i]), dtype=torch.float64, requires_grad=True)
+    bc = torch.tensor(float(state.b[v + j]), dtype=torch.float64, requires_grad=True)
+    f = float(weighting(x, cfg.x_max, cfg.alpha))
+    loss = 0.5 * f * (w @ c + bw + bc - np.log(x)) ** 2
+    loss.backward()
+    return w.grad.numpy(), c.grad.numpy(), float(bw.grad), float(bc.grad)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("bias_lr_scaled", [True, False])
+@pytest.mark.parametrize("x_value", [0.7, 3.0, 25.0])  # below and above x_max (f < 1 and f = 1)
+def test_one_step_is_adagrad_on_the_autograd_gradient(tmp_path, engine, bias_lr_scaled, x_value):
+    vocab = make_vocab(6)
+    cfg = GloveConfig(dim=5, iterations=1, x_max=10.0, lr=0.05, bias_lr_scaled=bias_lr_scaled, seed=7, batch_size=8)
+    i, j = 2, 4
+    before = init_state(len(vocab), cfg.dim, cfg.seed)
+    gw, gc, gbw, gbc = autograd_step(before, i, j, x_value, cfg)
+    after = train_glove(store_of(tmp_path, vocab, [i], [j], [x_value]), vocab, cfg, engine=engine)
+    v, lr = len(vocab), cfg.lr
+    bias_lr = lr if bias_lr_scaled else 1.0
+    if engine == "numba":  # glove.c: the step uses the accumulator before this gradient (= 1)
+        step = lambda g, scale: scale * g  # noqa: E731
+    else:  # torch engine: the accumulator includes this batch's squared gradient
+        step = lambda g, scale: scale * g / np.sqrt(1 + (scale * g) ** 2)  # noqa: E731
+    np.testing.assert_allclose(before.W[i] - after.W[i], step(gw, lr), rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(before.W[v + j] - after.W[v + j], step(gc, lr), rtol=1e-4, atol=1e-7)
+    assert before.b[i] - after.b[i] == pytest.approx(step(gbw, bias_lr), rel=1e-4)
+    assert before.b[v + j] - after.b[v + j] == pytest.approx(step(gbc, bias_lr), rel=1e-4)
+    np.testing.assert_allclose(after.gW[i], 1 + (lr * gw) ** 2, rtol=1e-5)
+    assert after.gb[v + j] == pytest.approx(1 + (bias_lr * gbc) ** 2, rel=1e-5)
+    untouched = [k for k in range(2 * v) if k not in (i, v + j)]
+    np.testing.assert_array_equal(after.W[untouched], before.W[untouched])
+    assert after.losses[0] == pytest.approx(0.5 * float(weighting(x_value, 10, 0.75)) * (
+        before.W[i] @ before.W[v + j] + before.b[i] + before.b[v + j] - np.log(x_value)) ** 2, rel=1e-4)
+
+
+def test_gradient_clipping_bounds_each_component(tmp_path):
+    vocab = make_vocab(3)
+    cfg = GloveConfig(dim=4, iterations=1, x_max=1.0, lr=0.05, grad_clip=1e-4, seed=1)
+    before = init_state(3, 4, 1)
+    after = train_glove(store_of(tmp_path, vocab, [0], [1], [1e6]), vocab, cfg, engine="numba")
+    np.testing.assert_allclose(np.abs(before.W[0] - after.W[0]), 0.05 * 1e-4, atol=2e-8)  # float32 steps
+
+
+def planted(n_words=30, rank=4, seed=0):
+    """X = exp(U Ũᵀ + c + c̃) on every pair: a log-bilinear matrix GloVe can fit exactly."""
+    rng = np.random.default_rng(seed)
+    u, ut = rng.normal(0, 0.6, (n_words, rank)), rng.normal(0, 0.6, (n_words, rank))
+    log_x = u @ ut.T + rng.normal(0, 0.3, n_words)[:, None] + rng.normal(0, 0.3, n_words)[None, :] + 1.5
+    i, j = np.meshgrid(np.arange(n_words), np.arange(n_words), indexing="ij")
+    return i.ravel(), j.ravel(), np.exp(log_x).ravel(), log_x.ravel()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_planted_low_rank_matrix_is_recovered(tmp_path, engine):
+    i, j, x, log_x = planted()
+    vocab = make_vocab(30)
+    cfg = GloveConfig(dim=8, iterations=150, x_max=10.0, seed=3, batch_size=128)
+    state = train_glove(store_of(tmp_path, vocab, i, j, x), vocab, cfg, engine=engine)
+    v = state.vocab_size
+    fitted = np.einsum("nd,nd->n", state.W[i], state.W[v + j]) + state.b[i] + state.b[v + j]
+    f = weighting(x, cfg.x_max, cfg.alpha)
+    assert state.losses[-1] < 0.02 * state.losses[0]
+    assert np.sqrt(np.sum(f * (fitted - log_x) ** 2) / np.sum(f)) < 0.05  # weighted RMS error in log X
+    assert np.corrcoef(fitted, log_x)[0, 1] > 0.999
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_planted_low_rank_matrix_on_cuda(tmp_path):
+    i, j, x, log_x = planted()
+    vocab = make_vocab(30)
+    cfg = GloveConfig(dim=8, iterations=150, seed=3, batch_size=128, device="cuda")
+    state = train_glove(store_of(tmp_path, vocab, i, j, x), vocab, cfg)
+    v = state.vocab_size
+    fitted = np.einsum("nd,nd->n", state.W[i], state.W[v + j]) + state.b[i] + state.b[v + j]
+    assert state.losses[-1] < 0.02 * state.losses[0]
+    assert np.corrcoef(fitted, log_x)[0, 1] > 0.999
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_resumed_run_equals_uninterrupted_run(tmp_path, engine):
+    i, j, x, _ = planted(n_words=20, seed=1)
+    vocab = make_vocab(20)
+    path = store_of(tmp_path, vocab, i, j, x)
+    cfg = GloveConfig(dim=6, iterations=7, seed=5, threads=1, batch_size=64, checkpoint_every=2)
+    whole = train_glove(path, vocab, cfg, engine=engine)
+    ckpt = tmp_path / "run.ckpt.npz"
+    interrupted = train_glove(path, vocab, cfg, checkpoint_path=ckpt, engine=engine, stop_after=3)
+    assert interrupted.iteration == 3 and ckpt.exists()
+    resumed = train_glove(path, vocab, cfg, checkpoint_path=ckpt, engine=engine)
+    assert resumed.iteration == 7
+    np.testing.assert_array_equal(resumed.W, whole.W)
+    np.testing.assert_array_equal(resumed.gb, whole.gb)
+    assert resumed.losses == whole.losses
+    # a checkpoint of other settings is not resumed: the run starts afresh
+    other = GloveConfig(dim=6, iterations=7, seed=5, threads=1, batch_size=64, lr=0.1)
+    fresh = train_glove(path, vocab, other, engine=engine)
+    again = train_glove(path, vocab, other, checkpoint_path=ckpt, engine=engine)
+    np.testing.assert_array_equal(again.W, fresh.W)
+
+
+def test_vocabulary_must_match_the_store(tmp_path):
+    vocab = make_vocab(5)
+    path = store_of(tmp_path, vocab, [0, 1], [1, 0], [1.0, 1.0])
+    with pytest.raises(StaticvecError, match="counted over 5 words"):
+        train_glove(path, make_vocab(6), GloveConfig(dim=3, iterations=1))
+    renamed = Vocabulary(["z"] + vocab.words[1:], vocab.counts)
+    with pytest.raises(StaticvecError, match="different vocabulary"):
+        train_glove(path, renamed, GloveConfig(dim=3, iterations=1))
+
+
+def test_cli_writes_vectors_and_record(tmp_path):
+    i, j, x, _ = planted(n_words=25, seed=2)
+    vocab = make_vocab(25)
+    vocab.save(tmp_path / "vocab.tsv")
+    store_of(tmp_path, vocab, i, j, x)
+    out = tmp_path / "glove" / "vectors.bin"
+    assert main(["train", "glove", "--cooc", str(tmp_path / "x.cooc"), "--vocab", str(tmp_path / "vocab.tsv"),
+                 "--out", str(out), "--dim", "6", "--iterations", "12", "--threads", "2", "--device", "cpu",
+                 "--grad-clip", "100", "--no-bias-lr-scaled", "--checkpoint-every", "5"]) == 0
+    emb = Embeddings.load(out)
+    assert emb.words == vocab.words and emb.dim == 6 and np.isfinite(emb.vectors).all()
+    record = json.loads((tmp_path / "glove" / "vectors.json").read_text())
+    assert record["hyperparameters"]["grad_clip"] == 100 and record["hyperparameters"]["bias_lr_scaled"] is False
+    costs = record["cost_per_iteration"]
+    assert len(costs) == 12 and costs[-1] < costs[0]
+    assert not (tmp_path / "glove" / "vectors.bin.ckpt.npz").exists()  # removed once the run is complete
+
+
+def test_out_of_core_shuffle_is_a_permutation_and_trains_the_same_model(tmp_path):
+    from staticvec.cooc.store import CoocStore
+    from staticvec.train.glove import shuffle_store
+
+    i, j, x, log_x = planted(n_words=60, seed=4)  # 3,600 entries
+    vocab = make_vocab(60)
+    path = store_of(tmp_path, vocab, i, j, x)
+    store = CoocStore(path)
+    small = shuffle_store(store, tmp_path / "small.cooc", seed=2, memory_gb=1e-6)  # 1,024-entry buckets
+    assert small.meta["shuffle"]["buckets"] == 4 and not small.sorted
+    small.verify()
+    rec, orig = np.asarray(small.records), np.asarray(store.records)
+    assert not np.array_equal(rec, orig)
+    np.testing.assert_array_equal(np.sort(rec, order=["i", "j"]), orig)
+    with pytest.raises(StaticvecError, match="shuffled"):
+        small.lookup(0, 0)
+    cfg = GloveConfig(dim=8, iterations=60, seed=3, shuffle_memory_gb=1e-6)
+    state = train_glove(path, vocab, cfg, work_dir=tmp_path / "work")
+    fitted = np.einsum("nd,nd->n", state.W[i], state.W[60 + j]) + state.b[i] + state.b[60 + j]
+    assert np.corrcoef(fitted, log_x)[0, 1] > 0.99
+    assert list((tmp_path / "work").iterdir()) == []  # the shuffled copy is removed after the run

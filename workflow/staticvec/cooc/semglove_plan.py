@@ -1,0 +1,194 @@
+"""Paths and command-line flags of the SemGloVe rules (``workflow/rules/semglove.smk``), from the config.
+
+Files (``{frac}`` is empty for the whole corpus, ``.{k}of{n}`` for its first k of n equal parts —
+Figure 2b's corpus sizes — which needs ``n`` to divide the number of corpus shards)::
+
+    {R}/cooc/semglove/{v}/shards/{shard}.cooc   one corpus shard's counts (every builder variant of the
+                                                shard from one job: attention → word store, MLM → piece store)
+    {R}/cooc/semglove/{v}/pieces{frac}.cooc     MLM variants: merged piece store
+    {R}/cooc/semglove/{v}{frac}.cooc            the variant's word store (GloVe's input)
+    {R}/cooc/window{S}{frac}.cooc               GloVe's window counts (sdR values; the released code's gate)
+    {R}/embeddings/semglove_{v}/seed{seed}/vectors.bin
+    {R}/cooc/cooccurrence.table5.json           Table 5 pair counts (the tables sheet's cooccurrence result)
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from staticvec.errors import StaticvecError
+
+NEVER = "(?!x)x"  # a wildcard constraint that matches nothing (an empty variant group)
+
+
+class SemgloveRules:
+    def __init__(self, config: dict):
+        from staticvec.teacher.plan import TeacherPlan
+
+        self.config = config
+        self.sc = config["methods"]["semglove"]
+        self.results = config["results_dir"].rstrip("/")
+        self.tp = TeacherPlan(config)
+        self.teacher = self.sc.get("teacher") or config["teacher"]["default"]
+        self.tp.model(self.teacher)  # a clear error for an unknown teacher id
+        self.fset = self.sc["feature_set"]
+        fs = self.tp.feature_set(self.fset)
+        self.variants = self.sc["variants"]
+        by = {"attention": [], "mlm": [], "window_counts": []}
+        for name, v in self.variants.items():
+            by[v["source"]].append(name)
+        self.attention, self.mlm, self.restricted = by["attention"], by["mlm"], by["window_counts"]
+        for name in self.restricted:
+            if self.variants[name]["pairs_of"] not in self.attention:
+                raise StaticvecError(f"config methods.semglove.variants.{name}.pairs_of: "
+                                     f"{self.variants[name]['pairs_of']!r} is not an attention variant")
+        S = int(self.sc["window"])
+        if self.attention and int(fs.get("attention_window") or 0) < S:
+            raise StaticvecError(f"config teacher.feature_sets.{self.fset}.attention_window must be ≥ "
+                                 f"methods.semglove.window ({S}) for the attention variants")
+        if self.mlm and not fs.get("mlm_topk"):
+            raise StaticvecError(f"config teacher.feature_sets.{self.fset} has no mlm_topk: the MLM variants need it")
+        self.builders = self.attention + self.mlm
+
+    # ------------------------------------------------------------ wildcard constraints
+    @staticmethod
+    def _alternatives(names) -> str:
+        return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or NEVER
+
+    @property
+    def attention_regex(self) -> str:
+        return self._alternatives(self.attention)
+
+    @property
+    def mlm_regex(self) -> str:
+        return self._alternatives(self.mlm)
+
+    @property
+    def restricted_regex(self) -> str:
+        return self._alternatives(self.restricted)
+
+    @property
+    def builder_regex(self) -> str:
+        return self._alternatives(self.builders)
+
+    FRACTION_REGEX = r"(\.\d+of\d+)?"
+
+    # ------------------------------------------------------------ paths
+    @property
+    def dir(self) -> str:
+        return f"{self.results}/cooc/semglove"
+
+    def shard_store(self, variant: str, shard: str) -> str:
+        return f"{self.dir}/{variant}/shards/{shard}.cooc"
+
+    def shard_outputs(self) -> dict[str, str]:
+        """Named outputs of the per-shard job (a ``{shard}`` wildcard left in)."""
+        return {v: self.shard_store(v, "{shard}") for v in self.builders}
+
+    def store(self, variant: str, frac: str = "") -> str:
+        return f"{self.dir}/{variant}{frac}.cooc"
+
+    def pieces(self, variant: str, frac: str = "") -> str:
+        return f"{self.dir}/{variant}/pieces{frac}.cooc"
+
+    def window_store(self, frac: str = "") -> str:
+        return f"{self.results}/cooc/window{self.sc['window']}{frac}.cooc"
+
+    def vectors(self, variant: str, seed: int | str) -> str:
+        return f"{self.results}/embeddings/semglove_{variant}/seed{seed}/vectors.bin"
+
+    def table5(self) -> str:
+        return f"{self.results}/cooc/cooccurrence.table5.json"
+
+    def shard_ids(self, frac: str = "") -> list[str]:
+        """The corpus shards of a fraction suffix ('' = all; '.3of8' = the first 3/8 of them)."""
+        n_shards = self.tp.n_shards
+        if not frac:
+            return list(self.tp.shard_ids)
+        match = re.fullmatch(r"\.(\d+)of(\d+)", frac)
+        if not match:
+            raise StaticvecError(f"corpus fraction {frac!r}: expected .KofN")
+        k, n = int(match.group(1)), int(match.group(2))
+        if not 1 <= k <= n or n_shards % n:
+            raise StaticvecError(f"corpus fraction {k}/{n}: needs 1 ≤ k ≤ n and n dividing the {n_shards} corpus shards")
+        return list(self.tp.shard_ids[: k * n_shards // n])
+
+    def shard_stores(self, variant: str, frac: str = "") -> list[str]:
+        return [self.shard_store(variant, s) for s in self.shard_ids(frac)]
+
+    # ------------------------------------------------------------ inputs and flags of the shard job
+    @property
+    def recompute(self) -> bool:
+        return self.config["teacher"].get("cache", "store") == "recompute"
+
+    def shard_inputs(self, shard: str) -> dict[str, str]:
+        inputs = {"vocab": self.vocab()}
+        if self.recompute:
+            inputs["shard"] = self.tp.corpus_shard(shard)
+            if self.mlm and self.tp.uses_fitted_head(self.teacher, self.fset):
+                inputs["head"] = self.tp.mlm_head(self.teacher)
+        else:
+            inputs["features"] = self.tp.features(self.teacher, self.fset, shard)
+        return inputs
+
+    def vocab(self) -> str:
+        return self.tp.vocab()  # the teacher features' word ids are rows of this file
+
+    def vocab_args(self) -> list[str]:
+        corpus = self.config["corpus"]
+        args = ["--min-count", str(corpus.get("min_count", 1))]
+        if corpus.get("max_vocab"):
+            args += ["--max-vocab", str(corpus["max_vocab"])]
+        return args
+
+    def teacher_args(self) -> list[str]:
+        args = ["--teacher", self.tp.model(self.teacher)]
+        if not self.config["teacher"]["offline"]:
+            args.append("--online")
+        return args
+
+    def shard_args(self, outputs: dict[str, str] | None = None) -> str:
+        """Flags of ``staticvec cooc semglove`` for one shard (``outputs``: variant → path)."""
+        outputs = outputs or self.shard_outputs()
+        args = self.vocab_args() + ["--window", str(self.sc["window"]), "--drop-target", self.sc.get("drop_target", "auto"),
+                                    "--memory-gb", str(self.sc.get("memory_gb", 2.0))]
+        if self.mlm or self.recompute:
+            args += self.teacher_args()
+        if self.recompute:
+            tc, fs = self.config["teacher"], self.tp.feature_set(self.fset)
+            args += ["--device", self.config.get("device", "auto"), "--dtype", tc.get("dtype", "auto"),
+                     "--batch-tokens", str(tc["batch_tokens"]), "--part-sentences", str(tc["part_sentences"]),
+                     "--mlm-topk", str(fs.get("mlm_topk") or 0), "--mlm-mode", tc.get("mlm_mode", "auto")]
+            if tc.get("max_length"):
+                args += ["--max-length", str(tc["max_length"])]
+        for name in self.builders:
+            v = self.variants[name]
+            args += [f"--{v['source']}", str(v["top"]), v["weight"], outputs[name]]
+        return shlex.join(args)
+
+    def words_args(self, frac: str = "") -> str:
+        """Flags of ``staticvec cooc semglove-words`` (pieces → words)."""
+        args = self.vocab_args() + self.teacher_args()
+        if self.sc.get("gate_by_window"):
+            args += ["--gate", self.window_store(frac), "--gate-min", str(self.sc.get("gate_min", 1.0))]
+        return shlex.join(args)
+
+    def words_inputs(self, variant: str, frac: str = "") -> dict[str, str]:
+        inputs = {"pieces": self.pieces(variant, frac), "vocab": self.vocab()}
+        if self.sc.get("gate_by_window"):
+            inputs["gate"] = self.window_store(frac)
+        return inputs
+
+    def train_flags(self) -> str:
+        from staticvec.train.cli import method_flags
+
+        return method_flags("glove", self.sc["train"])
+
+    # ------------------------------------------------------------ targets
+    def embedding_ids(self) -> list[str]:
+        return [f"semglove_{v}" for v in self.variants]
+
+    def targets(self) -> list[str]:
+        seeds = self.config.get("seeds", [1])
+        return [self.vectors(v, s) for v in self.variants for s in seeds] + [self.table5()]

@@ -1,0 +1,561 @@
+"""GloVe's window co-occurrence counts, in bounded memory.
+
+Definition (GloVe's ``cooccur``, symmetric mode): out-of-vocabulary tokens are removed from
+a sentence first; then every pair of tokens at distance 1 ≤ d ≤ S within the same sentence
+(line) adds 1/d to both X[w, c] and X[c, w]. A word paired with itself at distance d thus
+adds 2/d to X[w, w], as in the reference code. Windows never cross sentence boundaries.
+
+How it counts (the reference code's layout, with half the work): a pair is stored once, as
+(lo, hi) with lo ≤ hi. Pairs whose frequency ranks have a product (lo+1)(hi+1) ≤ P go to a
+dense triangular table of float64 (GloVe's Zipf trick: frequent pairs are dense); the rest
+go to an overflow buffer that is sorted, reduced, mirrored and spilled as a sorted run when
+full. At the end the table (mirrored on the fly) and the runs are merged into one store.
+P is the largest product whose table fits the memory budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import mmap
+import os
+import queue
+import threading
+import time
+from itertools import repeat
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numba
+import numpy as np
+
+from staticvec.cooc.store import ArraySource, CoocAccumulator, sort_reduce, vocab_fingerprint
+from staticvec.errors import InputFileError, StaticvecError
+
+log = logging.getLogger(__name__)
+
+# Shares of the memory budget: the dense table, and the overflow buffer together with the
+# scratch space its spill needs (about 64 bytes per buffered pair at the peak).
+_TABLE_SHARE = 0.45
+_OVERFLOW_SHARE = 0.35
+_BYTES_PER_OVERFLOW_ENTRY = 64
+
+
+# ---------------------------------------------------------------- dense table layout
+
+
+def _table_layout(vocab_size: int, max_product: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Row starts and column limits of the triangular table for rank products ≤ max_product.
+
+    Row a (0-based id) holds columns a ≤ b < limit[a], limit[a] = min(V, P // (a+1)).
+    """
+    a = np.arange(vocab_size, dtype=np.int64)
+    limit = np.minimum(vocab_size, max_product // (a + 1))
+    n_rows = int(np.count_nonzero(limit > a))  # limit is non-increasing, so rows form a prefix
+    limit = limit[:n_rows]
+    lengths = limit - a[:n_rows]
+    start = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(lengths, out=start[1:])
+    return start, limit, n_rows
+
+
+def _table_size(vocab_size: int, max_product: int) -> int:
+    start, _, _ = _table_layout(vocab_size, max_product)
+    return int(start[-1])
+
+
+def choose_max_product(vocab_size: int, table_entries: int) -> int:
+    """The largest rank product P whose triangular table has at most ``table_entries`` cells."""
+    full = vocab_size * vocab_size
+    if _table_size(vocab_size, full) <= table_entries:
+        return full
+    lo, hi = 0, full
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _table_size(vocab_size, mid) <= table_entries:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+# ---------------------------------------------------------------- compiled kernels
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_kernel(ids, offsets, s, k, window, inv_dist, table, row_start, row_limit, n_rows, oi, oj, ox, n_over):
+    """Count sentences from sentence s, token k on; stop when the overflow buffer might
+    not hold the next token's pairs. Returns (s, k, n_over) where to resume."""
+    cap = oi.shape[0]
+    n_sent = offsets.shape[0] - 1
+    while s < n_sent:
+        a0 = offsets[s]
+        a1 = offsets[s + 1]
+        if k < a0:
+            k = a0
+        while k < a1:
+            if n_over + window > cap:
+                return s, k, n_over
+            b = ids[k]
+            first = k - window
+            if first < a0:
+                first = a0
+            for m in range(first, k):
+                a = ids[m]
+                w = inv_dist[k - m]
+                if a <= b:
+                    lo = a
+                    hi = b
+                else:
+                    lo = b
+                    hi = a
+                if lo < n_rows and hi < row_limit[lo]:
+                    table[row_start[lo] + hi - lo] += w
+                else:
+                    oi[n_over] = lo
+                    oj[n_over] = hi
+                    ox[n_over] = w
+                    n_over += 1
+            k += 1
+        s += 1
+    return s, k, n_over
+
+
+@numba.njit(cache=True, nogil=True)
+def _mirror_kernel(lo, hi, x, vocab_size, out_i, out_j, out_x):
+    """From sorted unique canonical pairs (lo ≤ hi), the sorted symmetric records:
+    (lo, hi) and (hi, lo) with the same value, the diagonal doubled. Within a row r the
+    entries (r, c < r) arrive first in increasing c, then (r, c ≥ r), so no sort is needed."""
+    n = lo.shape[0]
+    start = np.zeros(vocab_size + 1, np.int64)
+    for p in range(n):
+        start[lo[p] + 1] += 1
+        if hi[p] != lo[p]:
+            start[hi[p] + 1] += 1
+    for r in range(vocab_size):
+        start[r + 1] += start[r]
+    fill = start[:-1].copy()
+    for p in range(n):
+        a = lo[p]
+        b = hi[p]
+        q = fill[a]
+        fill[a] = q + 1
+        out_i[q] = a
+        out_j[q] = b
+        if a == b:
+            out_x[q] = 2.0 * x[p]
+        else:
+            out_x[q] = x[p]
+            q = fill[b]
+            fill[b] = q + 1
+            out_i[q] = b
+            out_j[q] = a
+            out_x[q] = x[p]
+    return start[vocab_size]
+
+
+@numba.njit(cache=True, nogil=True)
+def _table_row_nnz(table, row_start, row_limit, n_rows, vocab_size):
+    """Non-zero records per output row of the mirrored table."""
+    total = np.zeros(vocab_size, np.int64)
+    for a in range(n_rows):
+        base = row_start[a]
+        for b in range(a, row_limit[a]):
+            if table[base + b - a] != 0.0:
+                total[a] += 1
+                if b != a:
+                    total[b] += 1
+    return total
+
+
+_EMIT_ROWS = 512  # output rows per pass over the table rows: keeps reads and writes page-local
+
+
+@numba.njit(cache=True, nogil=True)
+def _table_emit(table, row_start, row_limit, n_rows, r0, r1, total, out_i, out_j, out_x):
+    """Records of rows r0 ≤ r < r1 of the mirrored table, in (i, j) order.
+
+    Output row r holds (r, a) for a < r, read from table row a at column r, then (r, c ≥ r)
+    from table row r. The first part is a transpose: it is done for a few hundred output
+    rows at a time, reading each table row's short contiguous segment, so that memory is
+    touched page by page rather than one page per cell.
+    """
+    pos = np.empty(_EMIT_ROWS, np.int64)
+    base_out = 0
+    for b0 in range(r0, r1, _EMIT_ROWS):
+        b1 = min(b0 + _EMIT_ROWS, r1)
+        p = base_out
+        for r in range(b0, b1):
+            pos[r - b0] = p
+            p += total[r]
+        # below the diagonal: (c, a) for table rows a < c, columns c in [b0, b1)
+        top = min(b1, n_rows)
+        for a in range(top):
+            c_hi = min(b1, row_limit[a])
+            c_lo = max(b0, a + 1)
+            if c_lo >= c_hi:
+                if row_limit[a] <= b0:
+                    break  # limits are non-increasing: no later row reaches b0 either
+                continue
+            base = row_start[a] - a
+            for c in range(c_lo, c_hi):
+                v = table[base + c]
+                if v != 0.0:
+                    q = pos[c - b0]
+                    pos[c - b0] = q + 1
+                    out_i[q] = c
+                    out_j[q] = a
+                    out_x[q] = v
+        # on and above the diagonal: table row r itself
+        for r in range(b0, min(b1, n_rows)):
+            q = pos[r - b0]
+            base = row_start[r] - r
+            for c in range(r, row_limit[r]):
+                v = table[base + c]
+                if v != 0.0:
+                    out_i[q] = r
+                    out_j[q] = c
+                    out_x[q] = 2.0 * v if c == r else v
+                    q += 1
+        base_out = p
+    return base_out
+
+
+class _TableSource:
+    """The dense table as a sorted merge source (mirrored on the fly)."""
+
+    def __init__(self, counter: "WindowCounter"):
+        self.c = counter
+        self.total = _table_row_nnz(
+            counter.table, counter.row_start, counter.row_limit, counter.n_rows, counter.vocab_size
+        )
+        self.cum = np.zeros(counter.vocab_size + 1, np.int64)
+        np.cumsum(self.total, out=self.cum[1:])
+
+    def __len__(self) -> int:
+        return int(self.cum[-1])
+
+    def count_before(self, row: int) -> int:
+        return int(self.cum[min(row, self.c.vocab_size)])
+
+    def rows(self, r0: int, r1: int):
+        n = self.count_before(r1) - self.count_before(r0)
+        out_i = np.empty(n, np.int32)
+        out_j = np.empty(n, np.int32)
+        out_x = np.empty(n, np.float32)
+        c = self.c
+        m = _table_emit(c.table, c.row_start, c.row_limit, c.n_rows, r0, r1, self.total, out_i, out_j, out_x)
+        assert m == n
+        return out_i, out_j, out_x
+
+
+# ---------------------------------------------------------------- counter
+
+
+def zeros_hugepages(n: int, dtype=np.float64) -> np.ndarray:
+    """A zeroed array in anonymous memory advised for transparent huge pages: random
+    updates over gigabytes then miss the TLB far less often. Plain zeros elsewhere."""
+    nbytes = n * np.dtype(dtype).itemsize
+    if nbytes < (64 << 20) or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return np.zeros(n, dtype)
+    mm = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    try:
+        mm.madvise(mmap.MADV_HUGEPAGE)
+    except OSError:
+        pass
+    return np.frombuffer(mm, dtype=dtype, count=n)
+
+
+def prefetched(iterable: Iterable, depth: int = 2) -> Iterator:
+    """Iterate ``iterable`` in a background thread, ``depth`` items ahead."""
+    items: queue.Queue = queue.Queue(depth)
+    done = object()
+
+    def produce():
+        try:
+            for item in iterable:
+                items.put(item)
+        except BaseException as exc:  # handed to the consumer
+            items.put(_Failure(exc))
+        items.put(done)
+
+    threading.Thread(target=produce, daemon=True).start()
+    while True:
+        item = items.get()
+        if item is done:
+            return
+        if isinstance(item, _Failure):
+            raise item.exc
+        yield item
+
+
+class _Failure:
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
+
+class WindowCounter:
+    """Accumulate window co-occurrences of id sentences; write them as one store.
+
+    ``memory_gb`` bounds the dense table plus the overflow buffer and its spill scratch
+    (as GloVe's ``-memory``); spilled runs go to ``tmp_dir`` and are merged with at most
+    ``max_open`` files open. Use as a context manager (removes the runs).
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        window: int,
+        memory_gb: float = 4.0,
+        tmp_dir: str | os.PathLike | None = None,
+        max_open: int = 64,
+        max_product: int | None = None,
+        overflow_entries: int | None = None,
+    ):
+        if window < 1:
+            raise StaticvecError(f"window must be at least 1, got {window}")
+        if vocab_size < 1:
+            raise StaticvecError("the vocabulary is empty")
+        self.vocab_size = int(vocab_size)
+        self.window = int(window)
+        budget = memory_gb * 2**30
+        if max_product is None:
+            max_product = choose_max_product(self.vocab_size, int(_TABLE_SHARE * budget / 8))
+        self.max_product = int(max_product)
+        self.row_start, self.row_limit, self.n_rows = _table_layout(self.vocab_size, self.max_product)
+        self.table = zeros_hugepages(int(self.row_start[-1]), np.float64)
+        if overflow_entries is None:
+            overflow_entries = int(_OVERFLOW_SHARE * budget / _BYTES_PER_OVERFLOW_ENTRY)
+        overflow_entries = max(int(overflow_entries), 4 * self.window)
+        self.oi = np.empty(overflow_entries, np.int32)
+        self.oj = np.empty(overflow_entries, np.int32)
+        self.ox = np.empty(overflow_entries, np.float32)
+        self.n_over = 0
+        self.inv_dist = np.array([0.0] + [1.0 / d for d in range(1, self.window + 1)], np.float64)
+        # holds the spilled runs and merges them (its own buffer stays unused)
+        self.runs = CoocAccumulator(self.vocab_size, buffer_entries=1, tmp_dir=tmp_dir, max_open=max_open)
+        self.n_tokens = 0
+        self.n_sentences = 0
+        self.n_spills = 0
+        log.info(
+            "window %d, %d words: dense table of %d cells (rank product ≤ %d, %.2f GB), overflow buffer of %d pairs",
+            self.window, self.vocab_size, len(self.table), self.max_product, self.table.nbytes / 2**30, overflow_entries,
+        )
+
+    def add(self, ids: np.ndarray, offsets: np.ndarray) -> None:
+        """Count sentences given as in-vocabulary ids (OOV already removed) with sentence
+        boundaries ``offsets`` (length n_sentences + 1)."""
+        ids = np.ascontiguousarray(ids, dtype=np.int32)
+        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        if len(ids) and (ids.min() < 0 or ids.max() >= self.vocab_size):
+            raise ValueError(f"word ids outside the vocabulary (0..{self.vocab_size - 1})")
+        if len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(ids) or (np.diff(offsets) < 0).any():
+            raise ValueError("offsets must run from 0 to len(ids), non-decreasing")
+        s, k = 0, 0
+        while True:
+            s, k, self.n_over = _count_kernel(
+                ids, offsets, s, k, self.window, self.inv_dist, self.table, self.row_start, self.row_limit,
+                self.n_rows, self.oi, self.oj, self.ox, self.n_over,
+            )
+            if s >= len(offsets) - 1:
+                break
+            self._spill()
+        self.n_tokens += len(ids)
+        self.n_sentences += len(offsets) - 1
+
+    def _spill(self) -> None:
+        if self.n_over == 0:
+            return
+        i, j, x = self._reduced_overflow()
+        self.runs.write_run(i, j, x)
+        self.n_spills += 1
+        log.info("spilled %d overflow pairs as %d records (run %d)", self.n_over, len(i), self.n_spills)
+        self.n_over = 0
+
+    def _reduced_overflow(self):
+        lo, hi, x = sort_reduce(self.oi[: self.n_over], self.oj[: self.n_over], self.ox[: self.n_over], self.vocab_size)
+        n = 2 * len(lo)
+        out_i, out_j, out_x = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.float32)
+        m = _mirror_kernel(lo, hi, x, self.vocab_size, out_i, out_j, out_x)
+        return out_i[:m], out_j[:m], out_x[:m]
+
+    def finish(self, out: str | os.PathLike, vocab_sha256: str | None = None, meta: dict | None = None) -> dict:
+        """Merge the table, the buffer and the spilled runs into the store ``out``."""
+        sources = [_TableSource(self)]
+        if self.n_over:
+            sources.append(ArraySource(*self._reduced_overflow()))
+            self.n_over = 0
+        meta = {
+            "kind": "window",
+            "window": self.window,
+            "weighting": "1/d",
+            "symmetric": True,
+            **(meta or {}),
+            "n_tokens": self.n_tokens,
+            "n_sentences": self.n_sentences,
+        }
+        return self.runs.finish(out, vocab_sha256, meta, extra_sources=sources)
+
+    def close(self) -> None:
+        self.runs.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+# ---------------------------------------------------------------- token → id chunks
+#
+# The counter reads ids, not strings. Turning text into ids is the only per-token Python
+# work, so it is done on large byte blocks: bytes.split() finds the tokens (ASCII
+# whitespace, as GloVe's reader) and one dict lookup per token gives its id.
+
+_CHUNK_BYTES = 1 << 24
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
+
+
+def byte_index(vocab) -> dict[bytes, int]:
+    """word (UTF-8 bytes) → id, for the byte-level readers."""
+    return {word.encode("utf-8"): i for i, word in enumerate(vocab.words)}
+
+
+def lines_to_ids(block: bytes, index: dict[bytes, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, offsets) of a block of sentences, one per line; OOV tokens removed."""
+    if block.endswith(b"\n"):
+        block = block[:-1]
+    arr = np.frombuffer(block, dtype=np.uint8)
+    space = _WHITESPACE[arr]
+    starts = np.flatnonzero(~space & np.concatenate(([True], space[:-1])))
+    newlines = np.flatnonzero(arr == 10)
+    lengths = np.bincount(np.searchsorted(newlines, starts), minlength=len(newlines) + 1)
+    tokens = block.split()
+    ids = np.fromiter(map(index.get, tokens, repeat(-1)), dtype=np.int32, count=len(tokens))
+    keep = ids >= 0
+    kept_before = np.zeros(len(ids) + 1, np.int64)
+    np.cumsum(keep, out=kept_before[1:])
+    bounds = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    return ids[keep], kept_before[bounds]
+
+
+def text_id_chunks(
+    paths: str | os.PathLike | Iterable[str | os.PathLike], index: dict[bytes, int], chunk_bytes: int = _CHUNK_BYTES
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Plain text files, one sentence per line (GloVe's input), as (ids, offsets) chunks."""
+    from staticvec.files import open_any
+
+    for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
+        rest = b""
+        try:
+            with open_any(path, "rb") as fh:
+                while True:
+                    data = fh.read(chunk_bytes)
+                    if not data:
+                        break
+                    data = rest + data
+                    cut = data.rfind(b"\n") + 1
+                    if cut == 0:
+                        rest = data
+                        continue
+                    rest = data[cut:]
+                    yield lines_to_ids(data[:cut], index)
+        except (EOFError, OSError) as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise InputFileError(path, "text file not found") from None
+            raise InputFileError(path, f"corrupt or truncated file ({exc})") from None
+        if rest:
+            yield lines_to_ids(rest, index)
+
+
+def shard_id_chunks(
+    paths: str | os.PathLike | Iterable[str | os.PathLike], index: dict[bytes, int], chunk_bytes: int = _CHUNK_BYTES
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The training sentences (keep = 1) of corpus shards as (ids, offsets) chunks.
+
+    Reads the shard format of :mod:`staticvec.corpus.shards` at the byte level; a line that
+    is not well formed is reported by that module's parser (file and line number).
+    """
+    from staticvec.corpus.shards import parse_line
+    from staticvec.files import open_any
+
+    for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
+        kept: list[bytes] = []
+        size = 0
+        try:
+            with open_any(path, "rb") as fh:
+                for lineno, line in enumerate(fh, start=1):
+                    parts = line.split(b"\t", 3)
+                    if len(parts) != 4 or parts[2] not in (b"0", b"1") or not parts[1].isdigit():
+                        parse_line(line.decode("utf-8", "replace"), path, lineno)  # raises with the reason
+                    if parts[2] == b"1":
+                        kept.append(parts[3].rstrip(b"\n"))
+                        size += len(parts[3])
+                        if size >= chunk_bytes:
+                            yield lines_to_ids(b"\n".join(kept), index)
+                            kept, size = [], 0
+        except (EOFError, OSError) as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise InputFileError(path, "shard not found") from None
+            raise InputFileError(path, f"corrupt or truncated shard ({exc})") from None
+        if kept:
+            yield lines_to_ids(b"\n".join(kept), index)
+
+
+def token_id_chunks(
+    sentences: Iterable[list[str]], index: dict[str, int], chunk_tokens: int = 1 << 22
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Sentences given as token lists (in memory) as (ids, offsets) chunks."""
+    flat: list[str] = []
+    lengths: list[int] = []
+    for tokens in sentences:
+        flat.extend(tokens)
+        lengths.append(len(tokens))
+        if len(flat) >= chunk_tokens:
+            yield _tokens_to_ids(flat, lengths, index)
+            flat, lengths = [], []
+    if lengths:
+        yield _tokens_to_ids(flat, lengths, index)
+
+
+def _tokens_to_ids(flat: list[str], lengths: list[int], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.fromiter(map(index.get, flat, repeat(-1)), dtype=np.int32, count=len(flat))
+    keep = ids >= 0
+    kept_before = np.zeros(len(flat) + 1, np.int64)
+    np.cumsum(keep, out=kept_before[1:])
+    bounds = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    return ids[keep], kept_before[bounds]
+
+
+def count_window_store(
+    chunks: Iterable[tuple[np.ndarray, np.ndarray]],
+    vocab,
+    window: int,
+    out: str | os.PathLike,
+    memory_gb: float = 4.0,
+    tmp_dir: str | os.PathLike | None = None,
+    max_open: int = 64,
+    meta: dict | None = None,
+    progress: bool = False,
+) -> dict:
+    """Count the window co-occurrences of (ids, offsets) ``chunks`` into the store ``out``."""
+    start = time.time()
+    out = Path(out)
+    with WindowCounter(len(vocab), window, memory_gb, tmp_dir or out.parent, max_open) as counter:
+        chunks = prefetched(chunks)  # reading and id lookup overlap with the (GIL-free) counting
+        if progress:
+            from tqdm import tqdm
+
+            chunks = tqdm(chunks, desc="counting", unit=" chunks", mininterval=10)
+        for ids, offsets in chunks:
+            counter.add(ids, offsets)
+        header = counter.finish(out, vocab_fingerprint(vocab), meta)
+    log.info(
+        "%s: %d entries from %d sentences / %d in-vocabulary tokens in %.1f s (%d spills)",
+        out, header["n_entries"], counter.n_sentences, counter.n_tokens, time.time() - start, counter.n_spills,
+    )
+    return header

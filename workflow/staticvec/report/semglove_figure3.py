@@ -1,0 +1,68 @@
+"""SemGloVe Figure 3, data side: the listed words of eight classes, their vectors in each embedding, and
+their 2-D t-SNE coordinates (the plot itself belongs to the report module).
+
+The word list (``resources/word_lists/semglove_figure3.tsv``: ``class TAB word``, ``#`` comments) says
+where its words come from. Words missing from an embedding are left out of that embedding's points
+and reported, so every panel shows exactly the words it has.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+import numpy as np
+
+from staticvec.errors import InputFileError
+
+
+def load_word_classes(path: str | os.PathLike) -> list[tuple[str, str]]:
+    """(class, word) pairs in file order; a malformed or repeated line is an error naming the line."""
+    from staticvec.files import open_any
+
+    pairs, seen = [], set()
+    with open_any(path, "rt") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2 or not parts[0] or not parts[1] or " " in parts[1]:
+                raise InputFileError(path, "expected 'class TAB word'", lineno)
+            if parts[1] in seen:
+                raise InputFileError(path, f"word {parts[1]!r} is listed twice", lineno)
+            seen.add(parts[1])
+            pairs.append((parts[0], parts[1]))
+    if not pairs:
+        raise InputFileError(path, "no words listed")
+    return pairs
+
+
+def class_vectors(emb, classes: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], np.ndarray, list[str]]:
+    """((class, word) found, their unit vectors, words missing from ``emb``)."""
+    found = [(c, w) for c, w in classes if w in emb]
+    missing = [w for _, w in classes if w not in emb]
+    unit = emb.unit_vectors()
+    rows = np.array([emb.get_index(w) for _, w in found], dtype=np.int64)
+    return found, unit[rows] if len(rows) else np.zeros((0, emb.dim), np.float32), missing
+
+
+def tsne_points(embeddings: Mapping[str, object], classes: list[tuple[str, str]], seed: int = 0,
+                perplexity: float = 10.0, max_iter: int = 1000) -> dict:
+    """{name: {"points": [(class, word, x, y), ...], "missing": [...]}}: t-SNE (cosine) per embedding."""
+    from inspect import signature
+
+    from sklearn.manifold import TSNE
+
+    out = {}
+    for name, emb in embeddings.items():
+        found, vectors, missing = class_vectors(emb, classes)
+        if len(found) < 3:
+            out[name] = {"points": [], "missing": missing}
+            continue
+        iters = {"max_iter" if "max_iter" in signature(TSNE).parameters else "n_iter": max_iter}  # sklearn < 1.5
+        tsne = TSNE(n_components=2, perplexity=min(perplexity, (len(found) - 1) / 3), metric="cosine",
+                    init="pca", random_state=seed, method="exact", n_jobs=1, **iters)
+        xy = tsne.fit_transform(vectors.astype(np.float64))
+        out[name] = {"points": [(c, w, float(x), float(y)) for (c, w), (x, y) in zip(found, xy)], "missing": missing}
+    return out

@@ -1,0 +1,202 @@
+"""The embeddings sheet: every embedding the workflow trains, as data (``config/embeddings.yaml``).
+
+An entry names a method and the hyper-parameters that differ from the method's defaults in
+``config['methods'][method]``; a sweep expands entries over one parameter (the papers'
+development curves). Adding a variant or a curve is a sheet edit, not a new rule.
+
+Every embedding is written to ``<results>/embeddings/<id>/seed<seed>/vectors.bin``; a swept
+variant's id is ``<base>~<param><value>`` (``glove~dim50``, ``bert_sg~window3``,
+``x2static_para~fraction0.25``).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from staticvec.config import ConfigError, deep_merge, load_yaml
+
+# Methods and where their hyper-parameter defaults live in the config (None: no config block).
+METHODS = {
+    "glove": "glove",
+    "semglove": "semglove",
+    "skipgram": "skipgram",
+    "cbow": "cbow",
+    "fasttext": "fasttext",
+    "x2static": "x2static",
+    "bert_sg": "bert_sg",
+    "c2v": "c2v",
+    "teacher_token": None,
+    "teacher_word": None,
+    "ase": "ase",
+    "retrofit": None,
+    "artetxe": None,
+    "external": None,
+}
+# Parameters every entry may set, whatever the method.
+COMMON_PARAMS = {"fraction", "teacher"}
+ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class EmbeddingSpec:
+    id: str
+    method: str
+    params: dict = field(default_factory=dict)  # the method's config defaults with the entry's overrides
+    base: str | None = None  # the embedding a post-processing step reads
+    teacher: str | None = None  # teacher id (config teacher.models) for teacher-based methods
+    fraction: float = 1.0  # first fraction of the corpus shards used
+    description: str = ""
+    sweep: str | None = None  # the sweep that generated this variant
+
+    @property
+    def seeded(self) -> bool:
+        """Whether the method depends on a random seed (deterministic baselines do not)."""
+        return self.method not in {"teacher_token", "teacher_word", "ase", "artetxe", "external"}
+
+
+@dataclass(frozen=True)
+class Sweep:
+    id: str
+    bases: list[str]
+    param: str
+    values: list
+    linked: dict = field(default_factory=dict)  # another parameter set alongside (x_max with the fraction)
+    fraction: float | None = None  # corpus fraction of every run (a development subset)
+    description: str = ""
+
+    def variant_id(self, base: str, value) -> str:
+        text = f"{value:g}" if isinstance(value, float) else str(value).lower()
+        return f"{base}~{self.param.replace('_', '')}{text}"
+
+
+class EmbeddingSheet:
+    def __init__(self, entries: dict[str, EmbeddingSpec], sweeps: dict[str, Sweep], source: str):
+        self.entries = entries
+        self.sweeps = sweeps
+        self.source = source
+
+    @classmethod
+    def load(cls, path: str | Path, config: dict) -> "EmbeddingSheet":
+        data = load_yaml(path) or {}
+        unknown = set(data) - {"embeddings", "sweeps"}
+        if unknown:
+            raise ConfigError(f"{path}: unknown top-level keys {sorted(unknown)}; allowed: embeddings, sweeps")
+        methods_config = config.get("methods", {})
+        entries: dict[str, EmbeddingSpec] = {}
+        for eid, raw in (data.get("embeddings") or {}).items():
+            entries[eid] = _spec(eid, raw or {}, methods_config, config, path)
+        for spec in entries.values():
+            if spec.base is not None and spec.base not in entries:
+                raise ConfigError(f"{path}: embedding '{spec.id}' post-processes '{spec.base}', which is not in the sheet")
+        sweeps = {}
+        for sid, raw in (data.get("sweeps") or {}).items():
+            sweep = _sweep(sid, raw or {}, path, config)
+            for base in sweep.bases:
+                if base not in entries:
+                    raise ConfigError(f"{path}: sweep '{sid}' varies '{base}', which is not in the sheet")
+                for i, value in enumerate(sweep.values):
+                    vid = sweep.variant_id(base, value)
+                    overrides = {sweep.param: value, **{k: v[i] for k, v in sweep.linked.items()}}
+                    if sweep.fraction is not None and sweep.param != "fraction":
+                        overrides.setdefault("fraction", sweep.fraction)
+                    entries[vid] = _variant(entries[base], vid, overrides, sid, path)
+            sweeps[sid] = sweep
+        return cls(entries, sweeps, str(path))
+
+    def __getitem__(self, eid: str) -> EmbeddingSpec:
+        try:
+            return self.entries[eid]
+        except KeyError:
+            raise ConfigError(f"{self.source}: no embedding '{eid}'") from None
+
+    def __contains__(self, eid: str) -> bool:
+        return eid in self.entries
+
+    def ids(self, method: str | None = None) -> list[str]:
+        return [e for e, s in self.entries.items() if method is None or s.method == method]
+
+    def closure(self, ids) -> list[str]:
+        """``ids`` and every embedding they are post-processed from, in dependency order."""
+        seen: list[str] = []
+
+        def visit(eid):
+            spec = self[eid]
+            if spec.base:
+                visit(spec.base)
+            if eid not in seen:
+                seen.append(eid)
+
+        for eid in ids:
+            visit(eid)
+        return seen
+
+
+def _spec(eid: str, raw: dict, methods_config: dict, config: dict, path) -> EmbeddingSpec:
+    if not ID_PATTERN.match(eid):
+        raise ConfigError(f"{path}: embedding id {eid!r} must be lower-case letters, digits and '_'")
+    allowed = {"method", "params", "base", "description"}
+    if set(raw) - allowed:
+        raise ConfigError(f"{path}: embedding '{eid}' has unknown keys {sorted(set(raw) - allowed)}; allowed: {sorted(allowed)}")
+    method = raw.get("method")
+    if method not in METHODS:
+        raise ConfigError(f"{path}: embedding '{eid}': method {method!r} is not one of {', '.join(METHODS)}")
+    overrides = dict(raw.get("params") or {})
+    block = METHODS[method]
+    defaults = copy.deepcopy(methods_config.get(block, {})) if block else {}
+    if block and block not in methods_config:
+        raise ConfigError(f"{path}: embedding '{eid}' uses method '{method}', but config has no 'methods.{block}' block")
+    unknown = set(overrides) - set(defaults) - COMMON_PARAMS
+    if block and unknown:
+        raise ConfigError(
+            f"{path}: embedding '{eid}': unknown parameter(s) {sorted(unknown)} for method '{method}'; "
+            f"allowed: {', '.join(sorted(set(defaults) | COMMON_PARAMS))}"
+        )
+    params = deep_merge(defaults, overrides)
+    teacher = params.pop("teacher", None) or (config.get("teacher", {}).get("default") if _uses_teacher(method) else None)
+    fraction = float(params.pop("fraction", 1.0))
+    if method in {"retrofit", "artetxe"} and not raw.get("base"):
+        raise ConfigError(f"{path}: embedding '{eid}' ({method}) needs 'base': the embedding it post-processes")
+    return EmbeddingSpec(eid, method, params, raw.get("base"), teacher, fraction, raw.get("description", ""))
+
+
+def _variant(base: EmbeddingSpec, vid: str, overrides: dict, sweep: str, path) -> EmbeddingSpec:
+    params = copy.deepcopy(base.params)
+    fraction, teacher = base.fraction, base.teacher
+    for key, value in overrides.items():
+        if key == "fraction":
+            fraction = float(value)
+        elif key == "teacher":
+            teacher = value
+        elif key in params or base.method in {"retrofit", "artetxe"}:
+            params[key] = value
+        else:
+            raise ConfigError(f"{path}: sweep '{sweep}' sets '{key}', not a parameter of method '{base.method}'")
+    return EmbeddingSpec(vid, base.method, params, base.base, teacher, fraction, base.description, sweep)
+
+
+def _sweep(sid: str, raw: dict, path, config: dict) -> Sweep:
+    allowed = {"bases", "param", "values", "values_from", "linked", "fraction", "description"}
+    if set(raw) - allowed or not {"bases", "param"} <= set(raw) or ("values" in raw) == ("values_from" in raw):
+        raise ConfigError(
+            f"{path}: sweep '{sid}' needs bases, param and values (or values_from: a config key holding them); "
+            "optional: linked, fraction, description"
+        )
+    if "values_from" in raw:  # e.g. methods.ase.layers: the values depend on the run's config (teacher depth)
+        node = config
+        for part in raw["values_from"].split("."):
+            if not isinstance(node, dict) or part not in node:
+                raise ConfigError(f"{path}: sweep '{sid}': values_from {raw['values_from']!r} is not a config key")
+            node = node[part]
+        raw = {**raw, "values": list(node)}
+    linked = raw.get("linked") or {}
+    for key, values in linked.items():
+        if len(values) != len(raw["values"]):
+            raise ConfigError(f"{path}: sweep '{sid}': linked '{key}' needs one value per value of '{raw['param']}'")
+    return Sweep(sid, list(raw["bases"]), raw["param"], list(raw["values"]), linked, raw.get("fraction"), raw.get("description", ""))
+
+
+def _uses_teacher(method: str) -> bool:
+    return method in {"semglove", "x2static", "bert_sg", "c2v", "teacher_token", "teacher_word", "ase"}

@@ -1,0 +1,205 @@
+"""``staticvec train ...``: one sub-command per training method.
+
+Each writes its vectors with ``Embeddings.save`` (format from the file name; ``.bin`` in the
+pipeline) and a JSON record beside them (``--record``, default ``<out>.json``): the
+hyper-parameters, the training curve and the time. Other trainers register under the same
+group: add their module to ``TRAIN_COMMAND_MODULES`` (each defines ``register(train_subparsers)``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+TRAIN_COMMAND_MODULES: list[str] = []
+
+
+def default_threads() -> int:
+    """The cores this process may use (Snakemake/SLURM restrict the affinity mask)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("train", help="train static embeddings")
+    sub = parser.add_subparsers(dest="train_command", metavar="METHOD", required=True)
+
+    p = sub.add_parser("glove", help="GloVe on a co-occurrence store")
+    p.add_argument("--cooc", required=True, help="co-occurrence store (staticvec cooc window/merge)")
+    _vocab_args(p)
+    _output_args(p)
+    p.add_argument("--dim", type=int, default=300)
+    p.add_argument("--iterations", type=int, default=100, help="paper 100; released script 15")
+    p.add_argument("--x-max", type=float, default=10.0)
+    p.add_argument("--alpha", type=float, default=0.75)
+    p.add_argument("--lr", type=float, default=0.05, help="AdaGrad initial learning rate")
+    p.add_argument("--bias-lr-scaled", action=argparse.BooleanOptionalAction, default=True,
+                   help="scale bias gradients by the learning rate (2014 code, SemGloVe); "
+                        "--no-bias-lr-scaled = current stanfordnlp/GloVe")
+    p.add_argument("--grad-clip", type=_optional_float, default=None,
+                   help="clip vector gradient components to ±VALUE (current stanfordnlp/GloVe: 100; default none)")
+    p.add_argument("--threads", type=int, default=default_threads(), help="CPU threads (default: all allotted cores)")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--engine", choices=["numba", "torch"], default=None,
+                   help="default: numba on CPU, torch on CUDA")
+    p.add_argument("--batch-size", type=int, default=1 << 16, help="entries per step of the torch engine")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--checkpoint-every", type=int, default=0, help="save a checkpoint every N iterations (0: never)")
+    p.add_argument("--checkpoint", default=None, help="checkpoint file (default: <out>.ckpt.npz when --checkpoint-every)")
+    p.add_argument("--shuffle-memory-gb", type=float, default=2.0,
+                   help="memory of the out-of-core shuffle and of a torch chunk of entries (default 2)")
+    p.add_argument("--tmp-dir", default=None, help="where the shuffled copy of the store goes (default: beside --out)")
+    p.set_defaults(handler=_cli_glove)
+
+    for name, help_text in (("word2vec", "Skip-gram or CBOW (gensim)"), ("fasttext", "fastText (gensim)")):
+        p = sub.add_parser(name, help=help_text)
+        src = p.add_argument_group("sentences (one or both)")
+        src.add_argument("--shards", nargs="+", default=[], metavar="SHARD", help="corpus shards")
+        src.add_argument("--text", nargs="+", default=[], metavar="FILE", help="plain text, one sentence per line")
+        _vocab_args(p)
+        _output_args(p)
+        p.add_argument("--arch", choices=["skipgram", "cbow"], default="skipgram")
+        p.add_argument("--dim", type=int, default=300)
+        p.add_argument("--window", type=int, default=5)
+        p.add_argument("--negative", type=int, default=5)
+        p.add_argument("--sample", type=float, default=1e-4)
+        p.add_argument("--epochs", type=int, default=5)
+        p.add_argument("--alpha", type=float, default=None,
+                       help="initial learning rate (default: word2vec 0.025 Skip-gram / 0.05 CBOW; fastText 0.05)")
+        p.add_argument("--min-alpha", type=float, default=1e-4)
+        p.add_argument("--cbow-mean", action=argparse.BooleanOptionalAction, default=True,
+                       help="CBOW: average the context vectors (word2vec.c) or sum them")
+        p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--workers", type=int, default=default_threads())
+        if name == "fasttext":
+            p.add_argument("--min-n", type=int, default=3)
+            p.add_argument("--max-n", type=int, default=6)
+            p.add_argument("--bucket", type=int, default=2_000_000)
+        p.set_defaults(handler=_cli_gensim, method=name)
+
+    for name in TRAIN_COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+
+
+# Config keys of methods.<name> that are not training flags (they choose inputs or job sizes).
+_NOT_FLAGS = {"window": ("glove",), "threads": ("glove", "skipgram", "cbow", "fasttext")}
+_FLAG_NAMES = {"gpu_batch_size": "batch-size"}
+
+
+def method_flags(method: str, settings: dict) -> str:
+    """The command-line flags of ``staticvec train`` for a ``methods.<method>`` config
+    section (so a rule passes the config through without listing every key)."""
+    import shlex
+
+    flags = []
+    if method in ("skipgram", "cbow"):
+        flags += ["--arch", method]
+    for key, value in settings.items():
+        if method in _NOT_FLAGS.get(key, ()):
+            continue
+        flag = "--" + _FLAG_NAMES.get(key, key.replace("_", "-"))
+        if isinstance(value, bool):
+            flags.append(flag if value else "--no-" + flag[2:])
+        else:
+            flags += [flag, "none" if value is None else str(value)]
+    return " ".join(shlex.quote(f) for f in flags)
+
+
+def _optional_float(text: str):
+    return None if text.lower() in ("none", "null", "0", "") else float(text)
+
+
+def _vocab_args(p) -> None:
+    p.add_argument("--vocab", required=True, help="vocabulary file (word TAB count, by decreasing count)")
+    p.add_argument("--min-count", type=int, default=1)
+    p.add_argument("--max-vocab", type=int, default=None)
+
+
+def _output_args(p) -> None:
+    p.add_argument("--out", required=True, help="output vectors (.bin word2vec binary, .txt, .npy)")
+    p.add_argument("--record", default=None, help="training record JSON (default: <out without suffix>.json)")
+
+
+def _record_path(args) -> Path:
+    out = Path(args.out)
+    return Path(args.record) if args.record else out.with_name(out.name.split(".")[0] + ".json")
+
+
+def _cli_glove(args) -> int:
+    from staticvec.cooc.cli import _load_vocab
+    from staticvec.cooc.store import CoocStore
+    from staticvec.embeddings import Embeddings
+    from staticvec.files import write_json
+    from staticvec.train.glove import GloveConfig, resolve_device, train_glove
+
+    vocab = _load_vocab(args)
+    cfg = GloveConfig(
+        dim=args.dim, iterations=args.iterations, x_max=args.x_max, alpha=args.alpha, lr=args.lr,
+        bias_lr_scaled=args.bias_lr_scaled, grad_clip=args.grad_clip, seed=args.seed, threads=args.threads,
+        device=args.device, batch_size=args.batch_size, checkpoint_every=args.checkpoint_every,
+        shuffle_memory_gb=args.shuffle_memory_gb,
+    )
+    checkpoint = args.checkpoint or (f"{args.out}.ckpt.npz" if args.checkpoint_every else None)
+    started = time.time()
+    state = train_glove(args.cooc, vocab, cfg, checkpoint_path=checkpoint, engine=args.engine,
+                        work_dir=args.tmp_dir or Path(args.out).parent)
+    seconds = time.time() - started
+    Embeddings(vocab.words, state.vectors(), vocab.counts).save(args.out)
+    store = CoocStore(args.cooc)
+    import dataclasses
+
+    write_json(_record_path(args), {
+        "method": "glove",
+        "hyperparameters": dataclasses.asdict(cfg),
+        "device": resolve_device(cfg.device),
+        "engine": args.engine or ("numba" if resolve_device(cfg.device) == "cpu" else "torch"),
+        "cooc": {"path": str(args.cooc), "n_entries": store.n_entries, "checksum": store.header["checksum"], "meta": store.meta},
+        "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count},
+        "cost_per_iteration": state.losses,
+        "seconds": round(seconds, 2),
+    })
+    if checkpoint and Path(checkpoint).exists():
+        Path(checkpoint).unlink()  # the run is complete: its vectors supersede the checkpoint
+    log.info("wrote %s (%d words × %d) in %.1f s", args.out, len(vocab), cfg.dim, seconds)
+    return 0
+
+
+def _cli_gensim(args) -> int:
+    from staticvec.cooc.cli import _load_vocab
+    from staticvec.errors import StaticvecError
+    from staticvec.files import write_json
+    from staticvec.train.gensim_baselines import (
+        FastTextConfig, SentenceCorpus, Word2VecConfig, train_fasttext, train_word2vec,
+    )
+
+    if not args.shards and not args.text:
+        raise StaticvecError("give the training sentences with --shards and/or --text")
+    vocab = _load_vocab(args)
+    corpus = SentenceCorpus(args.shards, args.text)
+    common = dict(arch=args.arch, dim=args.dim, window=args.window, negative=args.negative, sample=args.sample,
+                  epochs=args.epochs, min_alpha=args.min_alpha, cbow_mean=args.cbow_mean, seed=args.seed,
+                  workers=args.workers)
+    if args.alpha is not None:
+        common["alpha"] = args.alpha
+    if args.method == "fasttext":
+        emb, record = train_fasttext(corpus, vocab, FastTextConfig(**common, min_n=args.min_n, max_n=args.max_n, bucket=args.bucket))
+        method = "fasttext"
+    else:
+        emb, record = train_word2vec(corpus, vocab, Word2VecConfig(**common))
+        method = args.arch
+    emb.save(args.out)
+    import gensim
+
+    write_json(_record_path(args), {"method": method, "gensim": gensim.__version__,
+                                    "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count},
+                                    **record})
+    log.info("wrote %s (%d words × %d) in %.1f s", args.out, len(emb), emb.dim, record["seconds"])
+    return 0

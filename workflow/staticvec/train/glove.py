@@ -1,0 +1,445 @@
+"""GloVe (Pennington et al. 2014): weighted least squares on log co-occurrences, AdaGrad.
+
+Objective, over the non-zero entries of X::
+
+    J = Σ_ij f(X_ij) (w_i·w̃_j + b_i + b̃_j − log X_ij)² / 2,   f(x) = min(1, (x / x_max)^α)
+
+Optimiser: AdaGrad as in the reference C code (``glove.c``): every parameter has an
+accumulator that starts at 1 and adds the square of its *learning-rate-scaled* gradient;
+a step is ``lr·g / sqrt(accumulator)`` with the accumulator as it was before the step, so
+the first step equals ``lr·g``. Parameters start as ``(U[0,1) − 0.5) / dim``. The output
+vector of word i is ``w_i + w̃_i``.
+
+The two known variants of the reference code are options:
+
+* ``bias_lr_scaled`` — the 2014 code (and SemGloVe's copy) scales the bias gradients by the
+  learning rate like the vectors' (True); the current code (since the gradient-clipping
+  commit) does not, so biases step ``g / sqrt(1 + Σ g²)`` (False).
+* ``grad_clip`` — the current code clips each vector gradient component to ±100 before
+  scaling; the 2014 code does not clip (None).
+
+Two engines compute the same objective and update:
+
+* CPU (numba): the reference algorithm. Entries are shuffled once (seeded), cut into blocks,
+  and each iteration visits the blocks in a fresh seeded order; threads update the shared
+  parameters lock-free (Hogwild, as ``glove.c``). One thread is fully deterministic.
+* torch (CUDA, or CPU for testing): the same per-entry updates in mini-batches — each
+  entry's gradient is computed from the parameters at the start of its batch, accumulators
+  add every entry's squared scaled gradient, and the steps of a row's entries are summed.
+
+Memory is bounded as in the C tools: the shuffled entries live in a file (GloVe's
+``shuffle`` step, done out of core by :func:`shuffle_store`) that is memory-mapped; the
+process holds the parameters, their accumulators and at most one chunk of entries.
+
+Training checkpoints its state (parameters, accumulators, iteration, losses) every
+``checkpoint_every`` iterations; a restarted run resumes from it and, on the deterministic
+path, ends exactly where an uninterrupted run does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import math
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba
+import numpy as np
+from numba import prange
+
+from staticvec.errors import StaticvecError
+from staticvec.files import atomic_path
+
+log = logging.getLogger(__name__)
+
+_BLOCK = 4096  # entries per block of the shuffled order (the unit of thread scheduling)
+
+
+@dataclass
+class GloveConfig:
+    dim: int = 300
+    iterations: int = 100  # the paper's text; its released script (and SemGloVe's) uses 15
+    x_max: float = 10.0
+    alpha: float = 0.75
+    lr: float = 0.05
+    bias_lr_scaled: bool = True  # 2014 code; current stanfordnlp/GloVe: False
+    grad_clip: float | None = None  # current stanfordnlp/GloVe: 100.0
+    seed: int = 1
+    threads: int = 1
+    device: str = "cpu"  # cpu (numba) | cuda (torch) | auto
+    batch_size: int = 1 << 16  # torch engine only
+    checkpoint_every: int = 0  # iterations; 0 = never
+    shuffle_memory_gb: float = 2.0  # memory of the out-of-core shuffle (and of a torch chunk)
+
+    def fingerprint(self, store_checksum: str) -> str:
+        """Identifies a run whose checkpoint may be resumed: what changes the result."""
+        keys = {k: v for k, v in dataclasses.asdict(self).items()
+                if k not in ("iterations", "checkpoint_every", "threads", "shuffle_memory_gb")}
+        keys["store"] = store_checksum
+        return hashlib.sha256(json.dumps(keys, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class GloveState:
+    """Everything a run needs to continue: parameters, AdaGrad accumulators, progress."""
+
+    W: np.ndarray  # (2V, dim): rows 0..V-1 word vectors w, rows V..2V-1 context vectors w̃
+    b: np.ndarray  # (2V,) biases b then b̃
+    gW: np.ndarray  # accumulators of W
+    gb: np.ndarray  # accumulators of b
+    iteration: int = 0
+    losses: list = dataclasses.field(default_factory=list)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.W.shape[0] // 2
+
+    def vectors(self) -> np.ndarray:
+        """The output vectors w + w̃ (GloVe's ``-model 2``)."""
+        v = self.vocab_size
+        return self.W[:v] + self.W[v:]
+
+    def save(self, path: str | os.PathLike, fingerprint: str) -> None:
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, W=self.W, b=self.b, gW=self.gW, gb=self.gb, iteration=self.iteration,
+                         losses=np.asarray(self.losses, np.float64), fingerprint=fingerprint)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> tuple["GloveState", str]:
+        with np.load(path) as z:
+            state = cls(z["W"].copy(), z["b"].copy(), z["gW"].copy(), z["gb"].copy(), int(z["iteration"]), z["losses"].tolist())
+            return state, str(z["fingerprint"])
+
+
+def init_state(vocab_size: int, dim: int, seed: int) -> GloveState:
+    """GloVe's initialisation: every weight and bias (U[0,1) − 0.5) / dim; accumulators 1."""
+    rng = np.random.default_rng([seed, 0])
+    params = ((rng.random((2 * vocab_size, dim + 1)) - 0.5) / dim).astype(np.float32)
+    W = np.ascontiguousarray(params[:, :dim])
+    b = np.ascontiguousarray(params[:, dim])
+    return GloveState(W, b, np.ones_like(W), np.ones_like(b))
+
+
+def weighting(x: np.ndarray, x_max: float, alpha: float) -> np.ndarray:
+    """f(x) = (x / x_max)^α below x_max, 1 above."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x < x_max, (x / x_max) ** alpha, 1.0)
+
+
+def loss(state: GloveState, i: np.ndarray, j: np.ndarray, x: np.ndarray, x_max: float, alpha: float) -> float:
+    """The objective J (sum over the given entries), computed in float64."""
+    v = state.vocab_size
+    W = state.W.astype(np.float64)
+    b = state.b.astype(np.float64)
+    jj = np.asarray(j, np.int64) + v
+    diff = np.einsum("nd,nd->n", W[i], W[jj]) + b[i] + b[jj] - np.log(x)
+    return float(0.5 * np.sum(weighting(x, x_max, alpha) * diff * diff))
+
+
+# ---------------------------------------------------------------- CPU engine (numba)
+
+_FASTMATH = {"reassoc", "contract", "arcp", "nsz", "afn"}  # not nnan/ninf: NaN checks stay
+
+
+@numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def _epoch_kernel(ci, cj, cx, block_order, n_threads, W, b, gW, gb, vocab_size, x_max, alpha, lr, bias_scale, clip, costs, counts):
+    n = ci.shape[0]
+    d = W.shape[1]
+    n_blocks = block_order.shape[0]
+    for t in prange(n_threads):
+        upd1 = np.empty(d, np.float32)
+        upd2 = np.empty(d, np.float32)
+        cost = 0.0
+        seen = 0
+        for bb in range(t, n_blocks, n_threads):
+            start = block_order[bb] * _BLOCK
+            end = min(start + _BLOCK, n)
+            for e in range(start, end):
+                x = cx[e]
+                if not x > 0.0:
+                    continue
+                l1 = ci[e]
+                l2 = cj[e] + vocab_size
+                dot = np.float32(0.0)
+                for k in range(d):
+                    dot += W[l1, k] * W[l2, k]
+                diff = dot + b[l1] + b[l2] - math.log(x)
+                fdiff = diff if x > x_max else diff * (x / x_max) ** alpha
+                if not (math.isfinite(diff) and math.isfinite(fdiff)):
+                    continue
+                cost += 0.5 * fdiff * diff
+                seen += 1
+                s1 = np.float32(0.0)
+                s2 = np.float32(0.0)
+                for k in range(d):
+                    g1 = fdiff * W[l2, k]
+                    g2 = fdiff * W[l1, k]
+                    if clip > 0.0:
+                        g1 = min(max(g1, -clip), clip)
+                        g2 = min(max(g2, -clip), clip)
+                    g1 *= lr
+                    g2 *= lr
+                    upd1[k] = g1 / math.sqrt(gW[l1, k])
+                    upd2[k] = g2 / math.sqrt(gW[l2, k])
+                    s1 += upd1[k]
+                    s2 += upd2[k]
+                    gW[l1, k] += g1 * g1
+                    gW[l2, k] += g2 * g2
+                if math.isfinite(s1) and math.isfinite(s2):
+                    for k in range(d):
+                        W[l1, k] -= upd1[k]
+                        W[l2, k] -= upd2[k]
+                gbias = fdiff * bias_scale
+                u1 = gbias / math.sqrt(gb[l1])
+                u2 = gbias / math.sqrt(gb[l2])
+                if math.isfinite(u1):
+                    b[l1] -= u1
+                if math.isfinite(u2):
+                    b[l2] -= u2
+                gb[l1] += gbias * gbias
+                gb[l2] += gbias * gbias
+        costs[t] = cost
+        counts[t] = seen
+
+
+def shuffle_store(store, out: str | os.PathLike, seed: int, memory_gb: float = 2.0):
+    """GloVe's ``shuffle`` step, out of core: a seeded uniform permutation of the store's
+    records written to ``out`` (a store marked unsorted), returned memory-mapped.
+
+    Records are dealt to k random buckets (k files) that each fit ``memory_gb``, then each
+    bucket is permuted in memory and appended: a uniform shuffle in two passes, unlike the
+    C tool's chunk interleaving. An existing ``out`` made from the same store and seed is reused.
+    """
+    from staticvec.cooc.store import RECORD, CoocStore, SortedStoreWriter, _temporary_dir
+
+    out = Path(out)
+    n = store.n_entries
+    per_bucket = max(1 << 10, int(memory_gb * 2**30 / 40))  # record + copy + sort keys ≈ 40 bytes each
+    k = max(1, -(-n // per_bucket))
+    tag = {"shuffled_from": store.header["checksum"], "seed": seed, "buckets": k}
+    if out.exists():
+        try:
+            previous = CoocStore(out)
+            if previous.meta.get("shuffle") == tag:
+                return previous
+        except StaticvecError:
+            pass
+    rng = np.random.default_rng([seed, 1])
+    started = time.time()
+    with SortedStoreWriter(out, store.vocab_size, store.vocab_sha256, {"shuffle": tag}, ordered=False) as writer:
+        if k == 1:
+            writer.write_records(np.asarray(store.records)[rng.permutation(n)])
+        else:
+            with _temporary_dir(out.parent, prefix=f".{out.name}.buckets.") as tmp:
+                paths = [Path(tmp) / f"{b:05d}.bin" for b in range(k)]
+                files = [open(p, "wb") for p in paths]
+                try:
+                    for start in range(0, n, per_bucket):
+                        chunk = np.asarray(store.records[start : start + per_bucket])
+                        bucket = rng.integers(0, k, len(chunk), dtype=np.int16 if k < 2**15 else np.int32)
+                        order = np.argsort(bucket, kind="stable")  # radix sort for small ints
+                        bounds = np.cumsum(np.bincount(bucket, minlength=k))[:-1]
+                        for fh, piece in zip(files, np.split(chunk[order], bounds)):
+                            fh.write(piece.tobytes())
+                finally:
+                    for fh in files:
+                        fh.close()
+                for p in paths:
+                    records = np.fromfile(p, dtype=RECORD)
+                    writer.write_records(records[rng.permutation(len(records))])
+                    p.unlink()
+    log.info("shuffled %d entries into %s (%d bucket(s)) in %.1f s", n, out, k, time.time() - started)
+    return CoocStore(out)
+
+
+def _block_order(n_entries: int, seed: int, iteration: int) -> np.ndarray:
+    """The visiting order of the blocks in an iteration: fresh, but a function of (seed, iteration)."""
+    n_blocks = -(-n_entries // _BLOCK)
+    return np.random.default_rng([seed, 2, iteration]).permutation(n_blocks).astype(np.int64)
+
+
+def _run_cpu(state, records, cfg: GloveConfig, on_iteration):
+    """Iterate the numba kernel over the shuffled records (memory-mapped: the page cache,
+    not the process, holds them)."""
+    i, j, x = records["i"], records["j"], records["x"]
+    threads = max(1, min(int(cfg.threads), numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(threads)
+    costs = np.zeros(threads, np.float64)
+    counts = np.zeros(threads, np.int64)
+    bias_scale = cfg.lr if cfg.bias_lr_scaled else 1.0
+    clip = float(cfg.grad_clip) if cfg.grad_clip else 0.0
+    while state.iteration < cfg.iterations:
+        order = _block_order(len(i), cfg.seed, state.iteration)
+        _epoch_kernel(i, j, x, order, threads, state.W, state.b, state.gW, state.gb, state.vocab_size,
+                      float(cfg.x_max), float(cfg.alpha), float(cfg.lr), float(bias_scale), clip, costs, counts)
+        on_iteration(float(costs.sum()) / max(int(counts.sum()), 1))
+
+
+# ---------------------------------------------------------------- torch engine (CUDA)
+
+
+def _run_torch(state, records, cfg: GloveConfig, device: str, on_iteration):
+    """Mini-batches on the device, streamed from the shuffled records in chunks of
+    ``shuffle_memory_gb``; each iteration visits the chunks in a fresh seeded order and
+    permutes each chunk on the device."""
+    import torch
+
+    dev = torch.device(device)
+    v = state.vocab_size
+    W = torch.from_numpy(state.W).to(dev)
+    b = torch.from_numpy(state.b).to(dev)
+    gW = torch.from_numpy(state.gW).to(dev)
+    gb = torch.from_numpy(state.gb).to(dev)
+    bias_scale = cfg.lr if cfg.bias_lr_scaled else 1.0
+    n = len(records)
+    chunk = max(cfg.batch_size, int(cfg.shuffle_memory_gb * 2**30 / 64))
+    n_chunks = max(1, -(-n // chunk))
+    with torch.no_grad():
+        while state.iteration < cfg.iterations:
+            total = torch.zeros((), dtype=torch.float64, device=dev)
+            seen = 0
+            order = np.random.default_rng([cfg.seed, 3, state.iteration]).permutation(n_chunks)
+            for c in order:
+                block = np.asarray(records[c * chunk : (c + 1) * chunk])
+                block = block[block["x"] > 0]
+                ti = torch.from_numpy(block["i"].astype(np.int64)).to(dev)
+                tj = torch.from_numpy(block["j"].astype(np.int64) + v).to(dev)
+                tx = torch.from_numpy(block["x"].astype(np.float32)).to(dev)
+                logx = torch.log(tx)
+                fx = torch.where(tx < cfg.x_max, (tx / cfg.x_max) ** cfg.alpha, torch.ones_like(tx))
+                gen = torch.Generator(device=dev).manual_seed(int(cfg.seed) * 1_000_003 + state.iteration * 10_007 + int(c))
+                perm = torch.randperm(len(ti), device=dev, generator=gen)
+                seen += len(ti)
+                for s in range(0, len(ti), cfg.batch_size):
+                    idx = perm[s : s + cfg.batch_size]
+                    r1, r2 = ti[idx], tj[idx]
+                    w1, w2 = W[r1], W[r2]
+                    diff = (w1 * w2).sum(1) + b[r1] + b[r2] - logx[idx]
+                    fdiff = fx[idx] * diff
+                    ok = torch.isfinite(fdiff)
+                    fdiff = torch.where(ok, fdiff, torch.zeros_like(fdiff))
+                    total += (0.5 * fdiff * torch.where(ok, diff, torch.zeros_like(diff))).sum(dtype=torch.float64)
+                    g1 = fdiff[:, None] * w2
+                    g2 = fdiff[:, None] * w1
+                    if cfg.grad_clip:
+                        g1 = g1.clamp(-cfg.grad_clip, cfg.grad_clip)
+                        g2 = g2.clamp(-cfg.grad_clip, cfg.grad_clip)
+                    rows = torch.cat([r1, r2])
+                    g = torch.cat([g1, g2]) * cfg.lr
+                    gbias = (fdiff * bias_scale).repeat(2)
+                    gW.index_add_(0, rows, g * g)
+                    gb.index_add_(0, rows, gbias * gbias)
+                    W.index_add_(0, rows, -g / gW[rows].sqrt())
+                    b.index_add_(0, rows, -gbias / gb[rows].sqrt())
+            state.W, state.b, state.gW, state.gb = W, b, gW, gb  # device tensors while running
+            on_iteration(float(total) / max(seen, 1))
+    state.W, state.b, state.gW, state.gb = (t.cpu().numpy() for t in (W, b, gW, gb))
+
+
+# ---------------------------------------------------------------- driver
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        try:
+            import torch
+
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        except ImportError:
+            return "cpu"
+    return device
+
+
+def train_glove(
+    cooc_path: str | os.PathLike,
+    vocab,
+    cfg: GloveConfig,
+    checkpoint_path: str | os.PathLike | None = None,
+    engine: str | None = None,
+    stop_after: int | None = None,
+    work_dir: str | os.PathLike | None = None,
+) -> GloveState:
+    """Train GloVe on a co-occurrence store over ``vocab``; returns the final state.
+
+    ``engine`` is 'numba' (CPU) or 'torch'; by default numba on CPU and torch on CUDA.
+    The shuffled copy of the store goes to ``work_dir`` (default: beside the checkpoint,
+    else the system's temporary directory) and is removed when the run completes.
+    ``stop_after`` ends the run after that many iterations (as an interruption would;
+    used to test resuming).
+    """
+    from staticvec.cooc.store import CoocStore, vocab_fingerprint
+
+    store = CoocStore(cooc_path)
+    if store.vocab_size != len(vocab):
+        raise StaticvecError(
+            f"{cooc_path}: the store was counted over {store.vocab_size} words but the vocabulary has {len(vocab)} "
+            "(same vocabulary file and min_count needed)"
+        )
+    if store.vocab_sha256 and store.vocab_sha256 != vocab_fingerprint(vocab):
+        raise StaticvecError(f"{cooc_path}: the store was counted over a different vocabulary (sha256 differs)")
+    store.verify()
+    device = resolve_device(cfg.device)
+    engine = engine or ("numba" if device == "cpu" else "torch")
+    fingerprint = cfg.fingerprint(store.header["checksum"]) + f"-{engine}"
+
+    state = None
+    if checkpoint_path and Path(checkpoint_path).exists():
+        loaded, saved_fp = GloveState.load(checkpoint_path)
+        if saved_fp == fingerprint and loaded.W.shape == (2 * len(vocab), cfg.dim):
+            state = loaded
+            log.info("resuming from %s at iteration %d", checkpoint_path, state.iteration)
+        else:
+            log.warning("ignoring checkpoint %s: it belongs to a different run (settings or store changed)", checkpoint_path)
+    if state is None:
+        state = init_state(len(vocab), cfg.dim, cfg.seed)
+
+    if work_dir is None:
+        work_dir = Path(checkpoint_path).parent if checkpoint_path else Path(tempfile.gettempdir())
+    shuffled_path = Path(work_dir) / f"{Path(cooc_path).name}.shuffled-seed{cfg.seed}.cooc"
+    records = shuffle_store(store, shuffled_path, cfg.seed, cfg.shuffle_memory_gb).records
+    log.info("GloVe: %d entries, %d words, dim %d, %d iterations, engine %s (%s), %d thread(s)",
+             len(records), len(vocab), cfg.dim, cfg.iterations, engine, device, cfg.threads)
+    started = time.time()
+
+    class _Stop(Exception):
+        pass
+
+    def on_iteration(mean_cost: float) -> None:
+        state.iteration += 1
+        state.losses.append(mean_cost)
+        log.info("iteration %d/%d: cost %.6f (%.1f s)", state.iteration, cfg.iterations, mean_cost, time.time() - started)
+        if not math.isfinite(mean_cost):
+            raise StaticvecError(f"GloVe diverged at iteration {state.iteration} (cost {mean_cost}); lower lr or set grad_clip")
+        due = cfg.checkpoint_every and state.iteration % cfg.checkpoint_every == 0 and state.iteration < cfg.iterations
+        if checkpoint_path and (due or (stop_after is not None and state.iteration >= stop_after)):
+            _as_numpy(state).save(checkpoint_path, fingerprint)
+        if stop_after is not None and state.iteration >= stop_after:
+            raise _Stop
+
+    try:
+        if engine == "numba":
+            _run_cpu(state, records, cfg, on_iteration)
+        elif engine == "torch":
+            _run_torch(state, records, cfg, device, on_iteration)
+        else:
+            raise ValueError(f"unknown engine {engine!r}")
+    except _Stop:
+        return _as_numpy(state)  # interrupted: the shuffled copy stays for the resumed run
+    del records
+    shuffled_path.unlink(missing_ok=True)
+    return _as_numpy(state)
+
+
+def _as_numpy(state: GloveState) -> GloveState:
+    """A numpy view of a state whose arrays may be torch tensors mid-run."""
+    arrays = []
+    for a in (state.W, state.b, state.gW, state.gb):
+        arrays.append(a if isinstance(a, np.ndarray) else a.detach().cpu().numpy())
+    return GloveState(*arrays, iteration=state.iteration, losses=list(state.losses))
