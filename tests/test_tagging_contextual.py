@@ -70,5 +70,5 @@ def test_tag_with_a_teacher_directory(tmp_path):
     assert main(["tag", "--teacher", str(model_dir), "--task", "chunk", "--data-dir", str(data), "--hparams", hparams,
                  "--device", "cpu", "--out", str(out)]) == 0
     r = json.loads(out.read_text())
-    assert r["status"] == "ok" and r["embedding"] == "tiny-bert-contextual" and r["inputs"]["kind"] == "contextual"
+    assert r["status"] == "ok" and r["embedding"] == "contextual-tiny-bert" and r["inputs"]["kind"] == "contextual"
     assert r["inputs"]["dim"] == 16

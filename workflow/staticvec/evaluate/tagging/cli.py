@@ -87,7 +87,7 @@ def _tag(args) -> int:
         torch.set_num_threads(args.threads)
     config = TaggerConfig.from_dict(parse_hparams(args.hparams))
     input_path = args.vectors or args.teacher
-    name = args.name or (Path(args.vectors).name.split(".")[0] if args.vectors else f"{Path(args.teacher).name}-contextual")
+    name = args.name or (Path(args.vectors).name.split(".")[0] if args.vectors else f"contextual-{Path(args.teacher).name}")
     record = {"embedding": name, "task": args.task, "seed": args.seed, "input": input_path}
     if not args.data_dir:
         if args.task != "ner":
