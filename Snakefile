@@ -1,6 +1,8 @@
 # Static word embeddings distilled from contextual language models: the whole workflow.
 # Thin on purpose: configuration, validation, the stage rule files, and the final targets.
 # Logic lives in the `staticvec` package (workflow/staticvec); every rule calls its CLI.
+# What is built is data: config/embeddings.yaml (every embedding), config/tables.yaml (every
+# paper table), config/figures.yaml (every figure).
 
 from snakemake.utils import min_version
 
@@ -13,9 +15,16 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/resources.smk"
 include: "workflow/rules/corpus.smk"
+include: "workflow/rules/teacher.smk"
 include: "workflow/rules/cooc.smk"
+include: "workflow/rules/semglove.smk"
 include: "workflow/rules/train_glove.smk"
 include: "workflow/rules/train_baselines.smk"
+include: "workflow/rules/post.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/extrinsic_classification.smk"
+include: "workflow/rules/extrinsic_tagging.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

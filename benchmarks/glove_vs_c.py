@@ -76,6 +76,21 @@ def similarity(emb: Embeddings, path: Path) -> float:
     return round(100 * spearmanr(gold, pred).correlation, 1)
 
 
+def compare_counts(c_file: Path, ours_file: Path) -> dict:
+    """Are both co-occurrence matrices the same? (C records: int32 i, int32 j, float64 x, 1-based ids.)"""
+    from staticvec.cooc.store import CoocStore
+
+    c = np.memmap(c_file, dtype=[("i", "<i4"), ("j", "<i4"), ("x", "<f8")], mode="r")
+    ours = CoocStore(ours_file)
+    same_pairs = len(c) == len(ours)
+    max_rel = 0.0
+    for start in range(0, len(c) if same_pairs else 0, 1 << 22):
+        a, b = np.asarray(c[start : start + (1 << 22)]), np.asarray(ours.records[start : start + (1 << 22)])
+        same_pairs &= bool(np.array_equal(a["i"] - 1, b["i"]) and np.array_equal(a["j"] - 1, b["j"]))
+        max_rel = max(max_rel, float(np.max(np.abs(a["x"] - b["x"]) / a["x"])))
+    return {"same_pairs": same_pairs, "max_relative_difference": max_rel}
+
+
 def load_average() -> str:
     return os.getloadavg().__repr__()
 
@@ -100,7 +115,8 @@ def main(argv=None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     results_path = work / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
-    results["load_before"] = load_average()
+    if set(args.skip) != {"c", "ours"}:
+        results["load_before"] = load_average()
 
     vocab_path, vocab_c = work / "vocab.tsv", work / "vocab.c.txt"
     if not vocab_path.exists():
@@ -151,7 +167,10 @@ def main(argv=None) -> int:
             results[name]["scores"] = {k: similarity(emb, args.eval / f) for k, f in sets.items()}
             train = results[name]["glove"]["seconds"]
             results[name]["train_entries_per_second"] = round(results[name]["n_entries"] * args.iterations / train)
-    results["load_after"] = load_average()
+    if (work / "c.cooc.bin").exists() and (work / "ours.cooc").exists():
+        results["counts_compared"] = compare_counts(work / "c.cooc.bin", work / "ours.cooc")
+    if set(args.skip) != {"c", "ours"}:
+        results["load_after"] = load_average()
     results["settings"] = {k: str(v) for k, v in vars(args).items()}
     results_path.write_text(json.dumps(results, indent=2))
 
@@ -167,7 +186,8 @@ def main(argv=None) -> int:
     print(f"| entries | {c.get('n_entries')} | {o.get('n_entries')} |")
     for k in sets:
         print(f"| {k} | {c.get('scores', {}).get(k)} | {o.get('scores', {}).get(k)} |")
-    print(f"load: before {results['load_before']}, after {results['load_after']}")
+    print(f"counts compared: {results.get('counts_compared')}")
+    print(f"load: before {results.get('load_before')}, after {results.get('load_after')}")
     return 0
 
 

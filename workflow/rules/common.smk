@@ -1,7 +1,5 @@
-# Shared helpers for the rule files: config validation, paths, target lists.
-# Nothing here computes results; it only names files.
-
-import json
+# Shared helpers for the rule files: config validation, the Workflow (every file name of the DAG),
+# software environments. Nothing here computes results; it only names files.
 
 from staticvec.config import validate_config
 from staticvec.workflow import Workflow
@@ -10,6 +8,16 @@ validate_config(config, sources="config/config.yaml + --configfile overrides")
 W = Workflow(config)
 R = W.results_dir  # every output lives under this directory
 W.check_resources()  # one error listing every missing input, before any job runs
+
+# conda environments for --software-deployment-method conda (paths relative to workflow/rules/)
+CPU_ENV = "../../envs/cpu.yaml"
+GPU_ENV = "../../envs/cuda.yaml" if W.use_gpu else "../../envs/cpu.yaml"
+GPU = 1 if W.use_gpu else 0  # resources: gpu=GPU on rules that run torch models
+
+
+wildcard_constraints:
+    seed=r"\d+",
+    shard=r"\d{5}",
 
 
 def final_targets():

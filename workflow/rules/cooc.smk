@@ -1,24 +1,25 @@
-# Co-occurrence stores: one counting job per corpus shard, then one merge job per store.
-# Inputs follow the corpus stage's layout: <results>/corpus/shards/NNNNN.tsv.gz and the
-# vocabulary <results>/corpus/vocab.tsv (the lead's staticvec.workflow helper names them).
+# Window co-occurrences (GloVe's definition): one counting job per corpus shard, then merges —
+# of all shards, or of the first K of N for a corpus fraction. The store format is shared with
+# SemGloVe's builders (staticvec.cooc.store).
 
 COOC = config["cooc"]
-CORPUS_SHARD_IDS = [f"{k:05d}" for k in range(config["corpus"]["shards"])]
-CORPUS_VOCAB = f"{R}/corpus/vocab.tsv"
-VOCAB_FLAGS = f"--min-count {config['corpus']['min_count']}" + (
-    f" --max-vocab {config['corpus']['max_vocab']}" if config["corpus"].get("max_vocab") else ""
-)
-COOC_TMP = f"--tmp-dir {COOC['tmp_dir']}" if COOC.get("tmp_dir") else ""
+COOC_FLAGS = W.flags({"memory_gb": COOC["memory_gb"], "max_open": COOC["max_open_files"],
+                      **({"tmp_dir": COOC["tmp_dir"]} if COOC.get("tmp_dir") else {})})
+MERGE_FLAGS = W.flags({"memory_gb": COOC["merge_memory_gb"], "max_open": COOC["max_open_files"],
+                       **({"tmp_dir": COOC["tmp_dir"]} if COOC.get("tmp_dir") else {})})
 
 
 rule cooc_window_shard:
     input:
-        shard=f"{R}/corpus/shards/{{shard}}.tsv.gz",
-        vocab=CORPUS_VOCAB,
+        shard=W.shard("{shard}"),
+        vocab=W.vocab(),
     output:
         f"{R}/cooc/window{{window}}/shards/{{shard}}.cooc",
+    params:
+        vocab=W.vocab_flags(),
+        flags=COOC_FLAGS,
     log:
-        f"logs/cooc/window{{window}}/{{shard}}.log",
+        f"{R}/logs/cooc/window{{window}}/{{shard}}.log",
     benchmark:
         f"{R}/benchmarks/cooc/window{{window}}/{{shard}}.tsv"
     wildcard_constraints:
@@ -27,27 +28,33 @@ rule cooc_window_shard:
     resources:
         mem_mb=int(COOC["memory_gb"] * 1024 * 1.25) + 1024,
         runtime=240,
+    conda:
+        CPU_ENV
     shell:
-        "staticvec cooc window --shards {input.shard} --vocab {input.vocab} " + VOCAB_FLAGS + " --window {wildcards.window}"
-        " --memory-gb " + str(COOC["memory_gb"]) + " --max-open " + str(COOC["max_open_files"]) + " " + COOC_TMP +
-        " --out {output} > {log} 2>&1"
+        "staticvec cooc window --shards {input.shard} --vocab {input.vocab} {params.vocab}"
+        " --window {wildcards.window} {params.flags} --out {output} > {log} 2>&1"
 
 
 rule cooc_window_merge:
+    # all shards ({frac} empty) or the first K of N ({frac} = .KofN: Figure 2b, sdR on a fraction)
     input:
-        expand(f"{R}/cooc/window{{{{window}}}}/shards/{{shard}}.cooc", shard=CORPUS_SHARD_IDS),
+        lambda wc: [f"{R}/cooc/window{wc.window}/shards/{s}.cooc" for s in W.frac_shard_ids(wc.frac)],
     output:
-        f"{R}/cooc/window{{window}}.cooc",
+        f"{R}/cooc/window{{window}}{{frac}}.cooc",
+    params:
+        flags=MERGE_FLAGS,
     log:
-        f"logs/cooc/window{{window}}/merge.log",
+        f"{R}/logs/cooc/window{{window}}{{frac}}.merge.log",
     benchmark:
-        f"{R}/benchmarks/cooc/window{{window}}/merge.tsv"
+        f"{R}/benchmarks/cooc/window{{window}}{{frac}}.merge.tsv"
     wildcard_constraints:
         window=r"\d+",
+        frac=r"(\.\d+of\d+)?",
     threads: 1
     resources:
         mem_mb=int(COOC["merge_memory_gb"] * 1024 * 1.25) + 1024,
         runtime=240,
+    conda:
+        CPU_ENV
     shell:
-        "staticvec cooc merge {input} --memory-gb " + str(COOC["merge_memory_gb"]) +
-        " --max-open " + str(COOC["max_open_files"]) + " " + COOC_TMP + " --out {output} > {log} 2>&1"
+        "staticvec cooc merge {input} {params.flags} --out {output} > {log} 2>&1"

@@ -1,28 +1,30 @@
 # Downstream sentence classification (X2Static Table 4): one job per embedding scores it with the
-# paper's CNN on MR, CR, SUBJ, MPQA, TREC and SST-5 over the configured seeds.
-# Settings come from config["classification"] (staticvec.evaluate.classification_cli.config_arguments).
-# Integration points for the lead's Workflow helper (names assumed): W.embedding_file(emb) is the
-# embedding file of sheet row `emb`; W.resource_dir("eval-classification") the fetched data folder.
+# paper's CNN on MR, CR, SUBJ, MPQA, TREC and SST-5 over the classification seeds (the embedding of
+# the first training seed). Settings: config classification (classification_cli.config_arguments).
 
 from staticvec.evaluate.classification_cli import config_arguments as classification_arguments
 
 
 rule classification:
     input:
-        vectors=lambda wc: W.embedding_file(wc.emb),
-        data=W.resource_dir("eval-classification"),
+        vectors=lambda wc: W.embedding(wc.emb, W.seeds(wc.emb)[0]),
+        data=W.resource_marker("eval-classification"),
     output:
-        f"{R}/eval/{{emb}}/classification.json",
+        W.classification_result("{emb}"),
+    params:
+        data=W.resource_dir("eval-classification"),
+        args=classification_arguments(config),
     log:
-        "logs/eval/{emb}/classification.log",
+        f"{R}/logs/eval/{{emb}}/classification.log",
     benchmark:
         f"{R}/benchmarks/eval/{{emb}}/classification.tsv"
-    params:
-        args=classification_arguments(config),
-    threads: config.get("classification", {}).get("threads", 1)
+    threads: config["classification"].get("threads", 1)
     resources:
         mem_mb=4000,
         runtime=240,
-        gpu=1 if config.get("device") == "cuda" else 0,
+        gpu=GPU,
+    conda:
+        GPU_ENV
     shell:
-        "staticvec classify --vectors {input.vectors} --data-dir {input.data} --out {output} --threads {threads} {params.args} > {log} 2>&1"
+        "staticvec classify --vectors {input.vectors} --data-dir {params.data} --out {output} --threads {threads}"
+        " {params.args} > {log} 2>&1"

@@ -4,8 +4,7 @@
 #   the teacher (contextual row)      ->  {R}/eval/contextual-{teacher}/tagging/...        (staticvec tag --teacher)
 #   every task × seed of one {emb}    ->  {R}/eval/{emb}/tagging.json + .csv               (staticvec tag-summary)
 #
-# tagging.json is what the tables sheet's `source: tagging` tables read (RESULT_PATTERNS in
-# evaluate.smk). Settings: config["tagging"]; data: CoNLL-2000 and UD EWT from the resource
+# tagging.json (W.tagging_result) is what the tables sheet's `source: tagging` tables read. Settings: config["tagging"]; data: CoNLL-2000 and UD EWT from the resource
 # registry, PTB WSJ / CoNLL-2003 / OntoNotes from resources.restricted when the user supplies them
 # (staticvec.evaluate.tagging.data). Without NER data the ner result records "not run".
 # Tagger seed s reads the embedding trained with seed s (a deterministic method's one run), so the
@@ -19,7 +18,7 @@ TAG_TASKS = TAGGING.get("tasks", ["chunk", "pos", "ner"])
 
 
 def tag_teacher_spec(wildcards):
-    return config.get("teacher", {}).get("models", {}).get(wildcards.teacher, wildcards.teacher)
+    return W.teacher_model(wildcards.teacher)
 
 
 def tagging_targets(embeddings):
@@ -27,7 +26,7 @@ def tagging_targets(embeddings):
     ids = list(embeddings)
     if TAGGING.get("contextual_baseline", False):
         ids.append(f"contextual-{config.get('teacher', {}).get('default', 'minilm')}")
-    return [f"{R}/eval/{e}/tagging.json" for e in ids]
+    return [W.tagging_result(e) for e in ids]
 
 
 def tag_vectors(wildcards):
@@ -50,18 +49,19 @@ rule tag:
         data=lambda wc: tag_data_arguments(config, wc.task, W),
         args=tagger_arguments(config),
     log:
-        f"logs/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.log",
+        f"{R}/logs/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.log",
     benchmark:
         f"{R}/benchmarks/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.tsv"
     wildcard_constraints:
         emb=r"(?!contextual-)[^/]+",  # contextual-<teacher> rows are tag_contextual's
         task="chunk|pos|ner",
-        seed=r"\d+",
     threads: TAGGING.get("threads", 1)
     resources:
         mem_mb=6000,
         runtime=60,
-        gpu=1 if TAGGING.get("gpu", False) else 0,
+        gpu=GPU,
+    conda:
+        GPU_ENV
     shell:
         "staticvec tag --vectors {input.vectors} --name {wildcards.emb} --task {wildcards.task} {params.data}"
         " --seed {wildcards.seed} --threads {threads} {params.args} --out {output} > {log} 2>&1"
@@ -80,17 +80,18 @@ rule tag_contextual:
         data=lambda wc: tag_data_arguments(config, wc.task, W),
         args=tagger_arguments(config),
     log:
-        f"logs/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.log",
+        f"{R}/logs/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.log",
     benchmark:
         f"{R}/benchmarks/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.tsv"
     wildcard_constraints:
         task="chunk|pos|ner",
-        seed=r"\d+",
     threads: TAGGING.get("threads", 1)
     resources:
         mem_mb=8000,
         runtime=90,
-        gpu=1 if TAGGING.get("gpu", False) else 0,
+        gpu=GPU,
+    conda:
+        GPU_ENV
     shell:
         "staticvec tag --teacher {params.teacher} --layer {params.layer} {params.online} --name contextual-{wildcards.teacher}"
         " --task {wildcards.task} {params.data} --seed {wildcards.seed} --threads {threads} {params.args}"
@@ -101,15 +102,17 @@ rule tag_summary:
     input:
         tag_runs,
     output:
-        json=f"{R}/eval/{{emb}}/tagging.json",
+        json=W.tagging_result("{emb}"),
         csv=f"{R}/eval/{{emb}}/tagging.csv",
     log:
-        f"logs/eval/{{emb}}/tagging.summary.log",
+        f"{R}/logs/eval/{{emb}}/tagging.summary.log",
     benchmark:
         f"{R}/benchmarks/eval/{{emb}}/tagging.summary.tsv"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
+    conda:
+        CPU_ENV
     shell:
         "staticvec tag-summary {input} --out {output.json} --csv {output.csv} > {log} 2>&1"

@@ -1,82 +1,95 @@
-# Post-processing of any embedding: retrofitting to lexicons (Faruqui et al.; Context-to-Vec's
-# Student-t graph retrofitting) and Artetxe et al.'s transform. An embedding <name> post-processed
-# by a step is <name>+<step>: <name>+faruqui-ppdb, <name>+student-t-wordnet, <name>+artetxe-0.50.
-# Names and options come from staticvec.post.targets; rules producing <name>.npy elsewhere must
-# not let <name> match these suffixes (their wildcard constraints exclude "+").
-
-import re
+# Post-processing of any embedding (sheet entries with method retrofit or artetxe, `base` the
+# embedding they read): retrofitting to a lexicon (Faruqui et al.; Context-to-Vec's Student-t graph
+# retrofitting) and Artetxe et al.'s transform; the WordNet synonym lexicon they may use.
+# Options come from config `post` (staticvec.post.targets); the entry's params pick kind, lexicon, alpha.
 
 from staticvec.post import targets as post_targets
 
-POST_EMB = f"{R}/embeddings"
+
+def post_base(wildcards):
+    return W.embedding(W.spec(wildcards.emb).base, wildcards.seed)
 
 
-wildcard_constraints:
-    lexicon="|".join(map(re.escape, config["post"]["lexicons"])),
-    method="faruqui|student-t",
-    alpha=r"-?\d+\.\d\d",
-    relations=r"synonyms\+?",
+def retrofit_lexicon(wildcards):
+    return post_targets.lexicon_file(config, W.params(wildcards.emb)["lexicon"], R)
+
+
+def retrofit_options(wildcards):
+    return post_targets.retrofit_options(config, W.params(wildcards.emb)["kind"])
 
 
 rule post_wordnet_lexicon:
     input:
-        f"{post_targets.wordnet_dir(config)}/data.noun",
+        W.resource_marker("eval-wordnet"),
     output:
         f"{R}/post/lexicons/wordnet-{{relations}}.txt",
     params:
         wordnet_dir=post_targets.wordnet_dir(config),
         options=post_targets.wordnet_options(config),
     log:
-        "logs/post/wordnet-{relations}.log",
+        f"{R}/logs/post/wordnet-{{relations}}.log",
     benchmark:
         f"{R}/benchmarks/post/wordnet-{{relations}}.tsv"
+    wildcard_constraints:
+        relations=r"synonyms\+?",
     threads: 1
     resources:
         mem_mb=2000,
         runtime=15,
+    conda:
+        CPU_ENV
     shell:
-        "staticvec post wordnet-lexicon --wordnet-dir {params.wordnet_dir} --relations '{wildcards.relations}' {params.options} --out '{output}' > '{log}' 2>&1"
+        "staticvec post wordnet-lexicon --wordnet-dir {params.wordnet_dir} --relations '{wildcards.relations}'"
+        " {params.options} --out {output} > {log} 2>&1"
 
 
 rule post_retrofit:
     input:
-        vectors=f"{POST_EMB}/{{name}}.npy",
-        vocab=f"{POST_EMB}/{{name}}.vocab",
-        lexicon=lambda wc: post_targets.lexicon_file(config, wc.lexicon, R),
+        vectors=post_base,
+        lexicon=retrofit_lexicon,
+        lexicons=W.resource_marker("eval-lexicons"),
     output:
-        vectors=f"{POST_EMB}/{{name}}+{{method}}-{{lexicon}}.npy",
-        vocab=f"{POST_EMB}/{{name}}+{{method}}-{{lexicon}}.vocab",
-        report=f"{POST_EMB}/{{name}}+{{method}}-{{lexicon}}.retrofit.json",
+        vectors=W.embedding("{emb}"),
+        report=f"{R}/embeddings/{{emb}}/seed{{seed}}/retrofit.json",
     params:
-        options=lambda wc: post_targets.retrofit_options(config, wc.method),
+        options=retrofit_options,
     log:
-        "logs/post/{name}+{method}-{lexicon}.log",
+        f"{R}/logs/post/{{emb}}/seed{{seed}}.log",
     benchmark:
-        f"{R}/benchmarks/post/{{name}}+{{method}}-{{lexicon}}.tsv"
+        f"{R}/benchmarks/post/{{emb}}/seed{{seed}}.tsv"
+    wildcard_constraints:
+        emb=W.ids_regex("retrofit"),
     threads: 1
     resources:
         mem_mb=6000,
         runtime=30,
+    conda:
+        CPU_ENV
     shell:
-        "staticvec post retrofit --vectors '{input.vectors}' --lexicon '{input.lexicon}' {params.options} --out '{output.vectors}' --report '{output.report}' > '{log}' 2>&1"
+        "staticvec post retrofit --vectors {input.vectors} --lexicon {input.lexicon} {params.options}"
+        " --out {output.vectors} --report {output.report} > {log} 2>&1"
 
 
 rule post_artetxe:
     input:
-        vectors=f"{POST_EMB}/{{name}}.npy",
-        vocab=f"{POST_EMB}/{{name}}.vocab",
+        vectors=post_base,
     output:
-        vectors=f"{POST_EMB}/{{name}}+artetxe{{alpha}}.npy",
-        vocab=f"{POST_EMB}/{{name}}+artetxe{{alpha}}.vocab",
+        W.embedding("{emb}"),
     params:
+        alpha=lambda wc: W.params(wc.emb)["alpha"],
         options=post_targets.artetxe_options(config),
     log:
-        "logs/post/{name}+artetxe{alpha}.log",
+        f"{R}/logs/post/{{emb}}/seed{{seed}}.log",
     benchmark:
-        f"{R}/benchmarks/post/{{name}}+artetxe{{alpha}}.tsv"
+        f"{R}/benchmarks/post/{{emb}}/seed{{seed}}.tsv"
+    wildcard_constraints:
+        emb=W.ids_regex("artetxe"),
     threads: 2
     resources:
         mem_mb=6000,
         runtime=20,
+    conda:
+        CPU_ENV
     shell:
-        "staticvec post artetxe --vectors '{input.vectors}' --alpha {wildcards.alpha} {params.options} --out '{output.vectors}' > '{log}' 2>&1"
+        "staticvec post artetxe --vectors {input.vectors} --alpha {params.alpha} {params.options}"
+        " --out {output} > {log} 2>&1"

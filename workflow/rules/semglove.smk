@@ -1,14 +1,15 @@
-# SemGloVe (Gan et al.): co-occurrences from the teacher's attention and MLM predictions, per corpus shard
-# (every builder variant of a shard in one job, reading its features once), merged, MLM pieces mapped
-# to words, sdR restricted from GloVe's window counts, GloVe trained on each; Table 5's pair counts.
-# Needs teacher.smk (the features, the fitted MLM head) and cooc.smk (GloVe's window counts).
+# SemGloVe (Gan et al.) co-occurrences from the teacher's attention and MLM predictions, per corpus
+# shard (every builder variant of a shard in one job, reading its features once), merged, MLM pieces
+# mapped to words, sdR restricted from GloVe's window counts; Table 5's pair counts. GloVe training
+# on these stores: train_glove.smk. Builders: config cooc.semglove.
 # Paths and flags: staticvec.cooc.semglove_plan.SemgloveRules. {frac}: '' or '.KofN' (Figure 2b).
 
 from staticvec.cooc.semglove_plan import SemgloveRules
 
 SG = SemgloveRules(config)
 SG_GPU = 1 if config["teacher"].get("gpu") and SG.recompute else 0
-SG_MEMORY_MB = int(config["methods"]["semglove"].get("memory_gb", 2.0) * 1024 * 1.25) + 2048
+SG_MEMORY_GB = config["cooc"]["semglove"].get("memory_gb", 2.0)
+SG_MEMORY_MB = int(SG_MEMORY_GB * 1024 * 1.25) + 2048
 
 
 def semglove_shard_flags(wildcards, input, output):
@@ -25,7 +26,7 @@ rule semglove_cooc_shard:
     params:
         flags=semglove_shard_flags,
     log:
-        "logs/cooc/semglove/shards/{shard}.log",
+        f"{R}/logs/cooc/semglove/shards/{{shard}}.log",
     benchmark:
         f"{R}/benchmarks/cooc/semglove/shards/{{shard}}.tsv"
     wildcard_constraints:
@@ -45,7 +46,7 @@ rule semglove_merge_attention:
     output:
         f"{SG.dir}/{{variant}}{{frac}}.cooc",
     log:
-        "logs/cooc/semglove/{variant}{frac}.merge.log",
+        f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.merge.log",
     benchmark:
         f"{R}/benchmarks/cooc/semglove/{{variant}}{{frac}}.merge.tsv"
     wildcard_constraints:
@@ -66,7 +67,7 @@ rule semglove_merge_pieces:
     output:
         f"{SG.dir}/{{variant}}/pieces{{frac}}.cooc",
     log:
-        "logs/cooc/semglove/{variant}/pieces{frac}.merge.log",
+        f"{R}/logs/cooc/semglove/{{variant}}/pieces{{frac}}.merge.log",
     benchmark:
         f"{R}/benchmarks/cooc/semglove/{{variant}}/pieces{{frac}}.merge.tsv"
     wildcard_constraints:
@@ -89,7 +90,7 @@ rule semglove_words:
     params:
         flags=lambda wc: SG.words_args(wc.frac),
     log:
-        "logs/cooc/semglove/{variant}{frac}.words.log",
+        f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.words.log",
     benchmark:
         f"{R}/benchmarks/cooc/semglove/{{variant}}{{frac}}.words.tsv"
     wildcard_constraints:
@@ -97,11 +98,11 @@ rule semglove_words:
         frac=SG.FRACTION_REGEX,
     threads: 1
     resources:
-        mem_mb=int(config["methods"]["semglove"].get("memory_gb", 2.0) * 1024 * 2) + 2048,
+        mem_mb=int(SG_MEMORY_GB * 1024 * 2) + 2048,
         runtime=240,
     shell:
         "staticvec cooc semglove-words {input.pieces} --vocab {input.vocab} {params.flags}"
-        " --memory-gb " + str(config["methods"]["semglove"].get("memory_gb", 2.0)) + " --out {output} > {log} 2>&1"
+        " --memory-gb " + str(SG_MEMORY_GB) + " --out {output} > {log} 2>&1"
 
 
 rule semglove_restrict:
@@ -111,7 +112,7 @@ rule semglove_restrict:
     output:
         f"{SG.dir}/{{variant}}{{frac}}.cooc",
     log:
-        "logs/cooc/semglove/{variant}{frac}.restrict.log",
+        f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.restrict.log",
     benchmark:
         f"{R}/benchmarks/cooc/semglove/{{variant}}{{frac}}.restrict.tsv"
     wildcard_constraints:
@@ -123,58 +124,6 @@ rule semglove_restrict:
         runtime=120,
     shell:
         "staticvec cooc restrict --values {input.values} --pairs {input.pairs} --out {output} > {log} 2>&1"
-
-
-rule cooc_window_merge_fraction:
-    # GloVe's window counts of the first k/n of the corpus (Figure 2b; sdR and the gate on a fraction)
-    input:
-        lambda wc: [f"{R}/cooc/window{wc.window}/shards/{s}.cooc" for s in SG.shard_ids(f".{wc.k}of{wc.n}")],
-    output:
-        f"{R}/cooc/window{{window}}.{{k}}of{{n}}.cooc",
-    log:
-        "logs/cooc/window{window}/merge.{k}of{n}.log",
-    benchmark:
-        f"{R}/benchmarks/cooc/window{{window}}/merge.{{k}}of{{n}}.tsv"
-    wildcard_constraints:
-        window=r"\d+",
-        k=r"\d+",
-        n=r"\d+",
-    threads: 1
-    resources:
-        mem_mb=int(config["cooc"]["merge_memory_gb"] * 1024 * 1.25) + 1024,
-        runtime=240,
-    shell:
-        "staticvec cooc merge {input} --memory-gb " + str(config["cooc"]["merge_memory_gb"]) +
-        " --max-open " + str(config["cooc"]["max_open_files"]) + " --out {output} > {log} 2>&1"
-
-
-rule train_semglove:
-    input:
-        cooc=lambda wc: SG.store(wc.variant),
-        vocab=SG.vocab(),
-    output:
-        vectors=f"{R}/embeddings/semglove_{{variant}}/seed{{seed}}/vectors.bin",
-        record=f"{R}/embeddings/semglove_{{variant}}/seed{{seed}}/vectors.json",
-    params:
-        flags=SG.train_flags(),
-        vocab=" ".join(SG.vocab_args()),
-        checkpoint=f"{R}/embeddings/semglove_{{variant}}/seed{{seed}}/checkpoint.npz",
-    log:
-        "logs/train/semglove_{variant}/seed{seed}.log",
-    benchmark:
-        f"{R}/benchmarks/train/semglove_{{variant}}/seed{{seed}}.tsv"
-    wildcard_constraints:
-        variant="|".join(sorted(SG.variants, key=len, reverse=True)),
-        seed=r"\d+",
-    threads: config["methods"]["semglove"]["train"].get("threads", 8)
-    resources:
-        mem_mb=8000,
-        runtime=24 * 60,
-        gpu=1 if config.get("device") == "cuda" else 0,
-    shell:
-        "staticvec train glove --cooc {input.cooc} --vocab {input.vocab} {params.vocab} {params.flags}"
-        " --seed {wildcards.seed} --threads {threads} --device " + config.get("device", "auto") +
-        " --checkpoint {params.checkpoint} --out {output.vectors} --record {output.record} > {log} 2>&1"
 
 
 rule semglove_table5_counts:
@@ -189,7 +138,7 @@ rule semglove_table5_counts:
         stores=lambda wc, input: " ".join(f"--store {k} {v}" for k, v in input.items() if k not in ("vocab", "pairs")),
         vocab=" ".join(SG.vocab_args()),
     log:
-        "logs/cooc/semglove/table5.log",
+        f"{R}/logs/cooc/semglove/table5.log",
     threads: 1
     resources:
         mem_mb=2048,

@@ -1,5 +1,6 @@
 # Teacher stage: one pass of a contextual model per corpus shard and feature set (resumable; a GPU
-# job each on a cluster), the MLM head fitted on encoders without one, and the contextual baselines.
+# job each on a cluster), the MLM head fitted on encoders without one, and the contextual baselines
+# (token table, word alone, ASE / BERT_avg) as embeddings of the sheet.
 # Paths and flags come from staticvec.teacher.plan.TeacherPlan; every rule is one CLI call.
 
 from pathlib import Path
@@ -7,7 +8,6 @@ from pathlib import Path
 from staticvec.teacher.plan import TeacherPlan
 
 TP = TeacherPlan(config)
-TEACHER_GPU = 1 if config["teacher"].get("gpu") else 0
 
 
 def teacher_feature_inputs(wildcards):
@@ -22,29 +22,12 @@ def teacher_feature_args(wildcards, input):
     return args + (f" --mlm-head {input.head}" if "head" in input.keys() else "")
 
 
-def teacher_fit_head_args(wildcards):
-    return TP.fit_head_args(wildcards.teacher)
-
-
-def teacher_baseline_args(wildcards):
-    return TP.baseline_args(wildcards.teacher)
-
-
-def teacher_ase_features(wildcards):
-    return TP.all_features(wildcards.teacher, config["teacher"]["ase"]["feature_set"], int(wildcards.k))
-
-
-def teacher_ase_flags(wildcards):
-    return TP.baseline_args(wildcards.teacher) + (" --fallback-word" if config["teacher"]["ase"].get("fallback_word") else "")
-
-
 def parent_dir(wildcards, output):
     return str(Path(output[0]).parent)
 
 
-wildcard_constraints:
-    shard=r"\d{5}",
-    k=r"\d+",
+def emb_teacher(wildcards):
+    return W.spec(wildcards.emb).teacher
 
 
 rule teacher_mlm_head:
@@ -54,18 +37,21 @@ rule teacher_mlm_head:
         head=f"{R}/teacher/{{teacher}}/mlm_head.pt",
         report=f"{R}/teacher/{{teacher}}/mlm_head.json",
     params:
-        args=teacher_fit_head_args,
+        args=lambda wc: TP.fit_head_args(wc.teacher),
     log:
-        "logs/teacher/{teacher}/mlm_head.log",
+        f"{R}/logs/teacher/{{teacher}}/mlm_head.log",
     benchmark:
         f"{R}/benchmarks/teacher/{{teacher}}/mlm_head.tsv"
     threads: 2
     resources:
         mem_mb=8000,
         runtime=120,
-        gpu=TEACHER_GPU,
+        gpu=GPU,
+    conda:
+        GPU_ENV
     shell:
-        "staticvec teacher fit-mlm-head {params.args} --shards {input.shards} --out {output.head} --report {output.report} > {log} 2>&1"
+        "staticvec teacher fit-mlm-head {params.args} --shards {input.shards} --out {output.head}"
+        " --report {output.report} > {log} 2>&1"
 
 
 rule teacher_features:
@@ -77,73 +63,108 @@ rule teacher_features:
         args=teacher_feature_args,
         out=parent_dir,
     log:
-        "logs/teacher/{teacher}/features/{fset}/{shard}.log",
+        f"{R}/logs/teacher/{{teacher}}/features/{{fset}}/{{shard}}.log",
     benchmark:
         f"{R}/benchmarks/teacher/{{teacher}}/features/{{fset}}/{{shard}}.tsv"
     threads: 2
     resources:
         mem_mb=16000,
         runtime=720,
-        gpu=TEACHER_GPU,
+        gpu=GPU,
+    conda:
+        GPU_ENV
     shell:
-        "staticvec teacher features {params.args} --shard {input.shard} --vocab {input.vocab} --out {params.out} > {log} 2>&1"
+        "staticvec teacher features {params.args} --shard {input.shard} --vocab {input.vocab}"
+        " --out {params.out} > {log} 2>&1"
 
 
-rule teacher_baseline_token:
+rule teacher_ase:
+    # per-layer occurrence averages over the first k of n shards (every layer in one directory)
     input:
         vocab=TP.vocab(),
-    output:
-        f"{R}/teacher/{{teacher}}/baselines/token.txt",
-    params:
-        args=teacher_baseline_args,
-    log:
-        "logs/teacher/{teacher}/baseline_token.log",
-    benchmark:
-        f"{R}/benchmarks/teacher/{{teacher}}/baseline_token.tsv"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    shell:
-        "staticvec teacher baseline token {params.args} --vocab {input.vocab} --out {output} > {log} 2>&1"
-
-
-rule teacher_baseline_word:
-    input:
-        vocab=TP.vocab(),
-    output:
-        f"{R}/teacher/{{teacher}}/baselines/word-{{layer}}.txt",
-    params:
-        args=teacher_baseline_args,
-    log:
-        "logs/teacher/{teacher}/baseline_word_{layer}.log",
-    benchmark:
-        f"{R}/benchmarks/teacher/{{teacher}}/baseline_word_{{layer}}.tsv"
-    threads: 2
-    resources:
-        mem_mb=8000,
-        runtime=60,
-        gpu=TEACHER_GPU,
-    shell:
-        "staticvec teacher baseline word {params.args} --vocab {input.vocab} --layers {wildcards.layer} --out {output} > {log} 2>&1"
-
-
-rule teacher_baseline_ase:
-    input:
-        vocab=TP.vocab(),
-        features=teacher_ase_features,
+        features=lambda wc: TP.all_features(wc.teacher, config["teacher"]["ase"]["feature_set"], int(wc.k)),
     output:
         f"{R}/teacher/{{teacher}}/baselines/ase-{{k}}of{{n}}/ase.json",
     params:
-        args=teacher_ase_flags,
+        args=lambda wc: TP.baseline_args(wc.teacher)
+        + (" --fallback-word" if config["teacher"]["ase"].get("fallback_word") else ""),
         out=parent_dir,
     log:
-        "logs/teacher/{teacher}/baseline_ase_{k}of{n}.log",
+        f"{R}/logs/teacher/{{teacher}}/ase-{{k}}of{{n}}.log",
     benchmark:
-        f"{R}/benchmarks/teacher/{{teacher}}/baseline_ase_{{k}}of{{n}}.tsv"
+        f"{R}/benchmarks/teacher/{{teacher}}/ase-{{k}}of{{n}}.tsv"
+    wildcard_constraints:
+        k=r"\d+",
+        n=r"\d+",
     threads: 2
     resources:
         mem_mb=16000,
         runtime=60,
+        gpu=GPU,
+    conda:
+        GPU_ENV
     shell:
-        "staticvec teacher baseline ase {params.args} --vocab {input.vocab} --features {input.features} --out {params.out} > {log} 2>&1"
+        "staticvec teacher baseline ase {params.args} --vocab {input.vocab} --features {input.features}"
+        " --format binary --out {params.out} > {log} 2>&1"
+
+
+rule ase_embedding:
+    # an `ase` entry of the sheet: one layer of its fraction's ASE directory
+    input:
+        lambda wc: W.ase_directory(wc.emb),
+    output:
+        W.embedding("{emb}"),
+    params:
+        layer_file=lambda wc: W.ase_layer_file(wc.emb),
+    wildcard_constraints:
+        emb=W.ids_regex("ase"),
+    localrule: True
+    shell:
+        "ln -sfr {params.layer_file} {output}"
+
+
+rule teacher_token_embedding:
+    # the teacher's input-embedding rows (word = mean of its pieces): the "token table" rows
+    input:
+        vocab=TP.vocab(),
+    output:
+        W.embedding("{emb}"),
+    params:
+        args=lambda wc: TP.baseline_args(emb_teacher(wc)),
+    log:
+        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+    wildcard_constraints:
+        emb=W.ids_regex("teacher_token"),
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        GPU_ENV
+    shell:
+        "staticvec teacher baseline token {params.args} --vocab {input.vocab} --format binary"
+        " --out {output} > {log} 2>&1"
+
+
+rule teacher_word_embedding:
+    # each word alone as a one-word input, last layer (Context-to-Vec's BERT_word)
+    input:
+        vocab=TP.vocab(),
+    output:
+        W.embedding("{emb}"),
+    params:
+        args=lambda wc: TP.baseline_args(emb_teacher(wc)),
+    log:
+        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+    wildcard_constraints:
+        emb=W.ids_regex("teacher_word"),
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=60,
+        gpu=GPU,
+    conda:
+        GPU_ENV
+    shell:
+        "staticvec teacher baseline word {params.args} --vocab {input.vocab} --layers last --format binary"
+        " --out {output} > {log} 2>&1"

@@ -1,30 +1,43 @@
-# Skip-gram, CBOW and fastText through gensim on all corpus shards; one run per seed.
-# Needs cooc.smk (CORPUS_SHARD_IDS / CORPUS_VOCAB / VOCAB_FLAGS).
+# Skip-gram, CBOW and fastText through gensim, on the same shards and vocabulary as every other
+# method: each sheet entry with method skipgram, cbow or fasttext, once per seed.
 
 from staticvec.train.cli import method_flags
 
 
+def gensim_command(wildcards):
+    return "fasttext" if W.spec(wildcards.emb).method == "fasttext" else "word2vec"
+
+
+def gensim_flags(wildcards):
+    spec = W.spec(wildcards.emb)
+    params = {k: v for k, v in W.params(wildcards.emb).items() if k != "threads"}
+    return method_flags(spec.method, params)
+
+
 rule train_gensim_baseline:
     input:
-        shards=expand(f"{R}/corpus/shards/{{shard}}.tsv.gz", shard=CORPUS_SHARD_IDS),
-        vocab=CORPUS_VOCAB,
+        shards=lambda wc: [W.shard(s) for s in W.emb_shard_ids(wc.emb)],
+        vocab=W.vocab(),
     output:
-        vectors=f"{R}/embeddings/{{method}}/seed{{seed}}/vectors.bin",
-        record=f"{R}/embeddings/{{method}}/seed{{seed}}/vectors.json",
-    log:
-        "logs/train/{method}/seed{seed}.log",
-    benchmark:
-        f"{R}/benchmarks/train/{{method}}/seed{{seed}}.tsv"
-    wildcard_constraints:
-        method="skipgram|cbow|fasttext",
+        vectors=W.embedding("{emb}"),
+        record=W.embedding_record("{emb}"),
     params:
-        command=lambda wc: "fasttext" if wc.method == "fasttext" else "word2vec",
-        flags=lambda wc: method_flags(wc.method, config["methods"][wc.method]),
-    threads: lambda wc: config["methods"][wc.method]["threads"]
+        command=gensim_command,
+        flags=gensim_flags,
+        vocab=W.vocab_flags(),
+    log:
+        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+    benchmark:
+        f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
+    wildcard_constraints:
+        emb=W.ids_regex("skipgram", "cbow", "fasttext"),
+    threads: lambda wc: W.params(wc.emb).get("threads", 8)
     resources:
         mem_mb=8000,
         runtime=24 * 60,
+    conda:
+        CPU_ENV
     shell:
-        "staticvec train {params.command} --shards {input.shards} --vocab {input.vocab} " + VOCAB_FLAGS +
+        "staticvec train {params.command} --shards {input.shards} --vocab {input.vocab} {params.vocab}"
         " {params.flags} --seed {wildcards.seed} --workers {threads}"
         " --out {output.vectors} --record {output.record} > {log} 2>&1"

@@ -1,32 +1,49 @@
-# GloVe on the merged window store of methods.glove.window; one run per seed.
-# Needs cooc.smk (the store and CORPUS_VOCAB / VOCAB_FLAGS).
+# GloVe, and SemGloVe (GloVe on a semantic co-occurrence store): every entry of the embeddings
+# sheet with method glove or semglove, once per seed. The store is GloVe's window counts (of the
+# entry's corpus fraction) or a SemGloVe builder variant (semglove.smk).
 
 from staticvec.train.cli import method_flags
 
-GLOVE = config["methods"]["glove"]
-ON_GPU = config.get("device") == "cuda"
+GLOVE_NOT_FLAGS = ("window", "variant", "threads")
+
+
+def glove_store(wildcards):
+    spec, params, frac = W.spec(wildcards.emb), W.params(wildcards.emb), W.frac(wildcards.emb)
+    if spec.method == "semglove":
+        return SG.store(params["variant"], frac)
+    return f"{R}/cooc/window{params['window']}{frac}.cooc"
+
+
+def glove_flags(wildcards):
+    params = W.params(wildcards.emb)
+    return method_flags("glove", {k: v for k, v in params.items() if k not in GLOVE_NOT_FLAGS})
 
 
 rule train_glove:
     input:
-        cooc=f"{R}/cooc/window{GLOVE['window']}.cooc",
-        vocab=CORPUS_VOCAB,
+        cooc=glove_store,
+        vocab=W.vocab(),
     output:
-        vectors=f"{R}/embeddings/glove/seed{{seed}}/vectors.bin",
-        record=f"{R}/embeddings/glove/seed{{seed}}/vectors.json",
-    log:
-        "logs/train/glove/seed{seed}.log",
-    benchmark:
-        f"{R}/benchmarks/train/glove/seed{{seed}}.tsv"
+        vectors=W.embedding("{emb}"),
+        record=W.embedding_record("{emb}"),
     params:
-        flags=method_flags("glove", GLOVE),
-        checkpoint=f"{R}/embeddings/glove/seed{{seed}}/checkpoint.npz",  # survives a killed job; resumed
-    threads: GLOVE["threads"]
+        flags=glove_flags,
+        vocab=W.vocab_flags(),
+        checkpoint=f"{R}/embeddings/{{emb}}/seed{{seed}}/checkpoint.npz",  # survives a killed job; resumed
+    log:
+        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+    benchmark:
+        f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
+    wildcard_constraints:
+        emb=W.ids_regex("glove", "semglove"),
+    threads: lambda wc: W.params(wc.emb).get("threads", 8)
     resources:
         mem_mb=8000,
         runtime=24 * 60,
-        gpu=1 if ON_GPU else 0,
+        gpu=GPU,
+    conda:
+        GPU_ENV
     shell:
-        "staticvec train glove --cooc {input.cooc} --vocab {input.vocab} " + VOCAB_FLAGS +
-        " {params.flags} --seed {wildcards.seed} --threads {threads} --device " + config.get("device", "auto") +
+        "staticvec train glove --cooc {input.cooc} --vocab {input.vocab} {params.vocab} {params.flags}"
+        " --seed {wildcards.seed} --threads {threads} --device " + config.get("device", "auto") +
         " --checkpoint {params.checkpoint} --out {output.vectors} --record {output.record} > {log} 2>&1"

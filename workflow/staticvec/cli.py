@@ -24,9 +24,11 @@ COMMAND_MODULES = [
     "staticvec.teacher.cli",
     "staticvec.evaluate.intrinsic",
     "staticvec.report.tables",
+    "staticvec.report.cli",
     "staticvec.evaluate.classification_cli",
     "staticvec.cooc.cli",
     "staticvec.train.cli",
+    "staticvec.train.student_cli",  # after staticvec.train.cli: it adds its commands to `staticvec train`
     "staticvec.evaluate.tagging.cli",
 ]
 

@@ -37,7 +37,7 @@ METHODS = {
 }
 # Parameters every entry may set, whatever the method.
 COMMON_PARAMS = {"fraction", "teacher"}
-ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+ID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,7 @@ class Sweep:
 
     def variant_id(self, base: str, value) -> str:
         text = f"{value:g}" if isinstance(value, float) else str(value).lower()
+        text = text.replace("-", "m")  # alpha -0.5 -> alpham0.5: ids stay word characters, dots and '~' 
         return f"{base}~{self.param.replace('_', '')}{text}"
 
 
@@ -136,7 +137,7 @@ class EmbeddingSheet:
 
 def _spec(eid: str, raw: dict, methods_config: dict, config: dict, path) -> EmbeddingSpec:
     if not ID_PATTERN.match(eid):
-        raise ConfigError(f"{path}: embedding id {eid!r} must be lower-case letters, digits and '_'")
+        raise ConfigError(f"{path}: embedding id {eid!r} must be letters, digits and '_'")
     allowed = {"method", "params", "base", "description"}
     if set(raw) - allowed:
         raise ConfigError(f"{path}: embedding '{eid}' has unknown keys {sorted(set(raw) - allowed)}; allowed: {sorted(allowed)}")
@@ -190,6 +191,14 @@ def _sweep(sid: str, raw: dict, path, config: dict) -> Sweep:
             if not isinstance(node, dict) or part not in node:
                 raise ConfigError(f"{path}: sweep '{sid}': values_from {raw['values_from']!r} is not a config key")
             node = node[part]
+        if isinstance(node, dict):  # a range: {<param>_min, <param>_max, <param>_step} (post.artetxe)
+            param = raw["param"]
+            try:
+                lo, hi, step = (float(node[f"{param}_{k}"]) for k in ("min", "max", "step"))
+            except KeyError:
+                raise ConfigError(f"{path}: sweep '{sid}': {raw['values_from']} needs {param}_min, {param}_max, {param}_step") from None
+            count = int((hi - lo) / step + 1e-9) + 1
+            node = [round(lo + k * step, 6) + 0.0 for k in range(count)]
         raw = {**raw, "values": list(node)}
     linked = raw.get("linked") or {}
     for key, values in linked.items():

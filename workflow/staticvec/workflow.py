@@ -40,6 +40,10 @@ class Workflow:
         sheets = config.get("sheets", {})
         self.sheet = EmbeddingSheet.load(resolve_path(sheets.get("embeddings", "config/embeddings.yaml"), self.root), config)
         self.all_seeds = list(config.get("seeds") or [1])
+        self.tables_sheet = sheets.get("tables", "config/tables.yaml")
+        self._tables = None
+        # torch rules ask the scheduler for a GPU (SLURM: --gpus=1) when the run is on GPUs
+        self.use_gpu = config.get("device") == "cuda" or bool(config.get("teacher", {}).get("gpu"))
 
     # ------------------------------------------------------------ resources
     def resource_path(self, member: Member) -> str:
@@ -149,6 +153,22 @@ class Workflow:
     def manifest(self) -> str:
         return f"{self.corpus_dir}/manifest.json"
 
+    def frac_shard_ids(self, frac: str) -> list[str]:
+        """Shards of a fraction suffix: '' = all, '.KofN' = the first K/N of them."""
+        if not frac:
+            return self.shard_ids()
+        match = re.fullmatch(r"\.(\d+)of(\d+)", frac)
+        if not match:
+            raise StaticvecError(f"corpus fraction {frac!r}: expected .KofN")
+        k, n = int(match.group(1)), int(match.group(2))
+        return self.shard_ids(k / n)
+
+    def vocab_flags(self) -> str:
+        """--min-count / --max-vocab of the corpus vocabulary, for commands that read it."""
+        corpus = self.config["corpus"]
+        flags = f"--min-count {corpus['min_count']}"
+        return flags + (f" --max-vocab {corpus['max_vocab']}" if corpus.get("max_vocab") else "")
+
     def vocab(self, min_count: int | None = None) -> str:
         return f"{self.corpus_dir}/vocab.min{min_count or self.config['corpus']['min_count']}.tsv"
 
@@ -185,8 +205,12 @@ class Workflow:
         return self.sheet[emb]
 
     def seeds(self, emb: str) -> list[int]:
-        """Seeds an embedding is trained with (deterministic methods: the first seed only)."""
-        return self.all_seeds if self.spec(emb).seeded else self.all_seeds[:1]
+        """Seeds an embedding is trained with (deterministic methods: the first seed only;
+        post-processing: its base's)."""
+        spec = self.spec(emb)
+        if spec.base:
+            return self.seeds(spec.base)
+        return self.all_seeds if spec.seeded else self.all_seeds[:1]
 
     def embedding(self, emb: str, seed="{seed}") -> str:
         return f"{self.results_dir}/embeddings/{emb}/seed{seed}/vectors.bin"
@@ -232,12 +256,137 @@ class Workflow:
             params["dim"] = self.teacher_width(spec.teacher or self.config["teacher"]["default"])
         return params
 
+    def teacher_depth(self, teacher_id: str) -> int:
+        from staticvec.teacher.plan import teacher_traits
+
+        depth = teacher_traits(self.teacher_model(teacher_id))["n_layers"]
+        if depth is None:
+            raise StaticvecError(f"the number of layers of teacher {teacher_id!r} is not known offline; download the model")
+        return int(depth)
+
+    def ase_directory(self, emb: str) -> str:
+        """The ASE job's output (every layer) over the embedding's corpus fraction."""
+        spec = self.spec(emb)
+        return f"{self.results_dir}/teacher/{spec.teacher}/baselines/ase-{len(self.emb_shard_ids(emb))}of{self.n_shards}/ase.json"
+
+    def ase_layer_file(self, emb: str) -> str:
+        layer = int(self.params(emb)["layer"])
+        if layer < 0:
+            layer += self.teacher_depth(self.spec(emb).teacher) + 1
+        return str(Path(self.ase_directory(emb)).parent / f"layer-{layer:02d}.bin")
+
     def params_json(self, emb: str) -> str:
         return json.dumps(self.params(emb), sort_keys=True)
 
+    def frac(self, emb: str) -> str:
+        """Path suffix of the embedding's corpus fraction: '' (whole corpus) or '.KofN' (first K of N shards)."""
+        k = len(self.emb_shard_ids(emb))
+        return "" if k == self.n_shards else f".{k}of{self.n_shards}"
+
+    def flags(self, settings: dict, exclude=()) -> str:
+        """Command-line flags from a parameter mapping: key -> --key value, booleans -> --key / --no-key."""
+        import shlex
+
+        out = []
+        for key, value in settings.items():
+            if key in exclude:
+                continue
+            flag = "--" + key.replace("_", "-")
+            if isinstance(value, bool):
+                out.append(flag if value else "--no-" + flag[2:])
+            elif isinstance(value, (list, tuple)):
+                out += [flag, *map(str, value)]
+            else:
+                out += [flag, "none" if value is None else str(value)]
+        return " ".join(shlex.quote(x) for x in out)
+
+    # ------------------------------------------------------------ evaluation
+    EVAL_GROUPS = ("eval-similarity", "eval-analogy-google", "eval-analogy-msr", "eval-semeval2012", "eval-categorization")
+
+    @property
+    def eval_data_dir(self) -> str:
+        return f"{self.download_dir}/eval"
+
+    def eval_markers(self, groups=EVAL_GROUPS) -> list[str]:
+        return [self.resource_marker(g) for g in groups]
+
+    def intrinsic_result(self, emb: str, seed="{seed}", protocol="{protocol}") -> str:
+        return f"{self.results_dir}/eval/{emb}/seed{seed}/intrinsic.{protocol}.json"
+
+    def extrinsic_result(self, emb: str, kind: str, seed="{seed}") -> str:
+        return f"{self.results_dir}/eval/{emb}/seed{seed}/{kind}.json"
+
+    def classification_result(self, emb: str) -> str:
+        return f"{self.results_dir}/eval/{emb}/classification.json"
+
+    def tagging_result(self, emb: str) -> str:
+        return f"{self.results_dir}/eval/{emb}/tagging.json"
+
+    @property
+    def table5_result(self) -> str:
+        return f"{self.results_dir}/cooc/cooccurrence.table5.json"
+
+    # ------------------------------------------------------------ tables
+    @property
+    def tables(self) -> dict:
+        if self._tables is None:
+            from staticvec.report.tables import load_tables_spec
+
+            self._tables = load_tables_spec(resolve_path(self.tables_sheet, self.root), self.root)["tables"]
+        return self._tables
+
+    def table_file(self, table_id: str, suffix: str = "md") -> str:
+        paper, _, number = table_id.partition("_")
+        return f"{self.results_dir}/tables/{paper}/{number}.{suffix}"
+
+    def table_results(self, table_id: str) -> list[tuple[str, str]]:
+        """(result id, result file) pairs a table reads: every seed of every row's embedding."""
+        from staticvec.report.tables import table_result_ids
+
+        entry = self.tables[table_id]
+        source = entry["source"]
+        if source == "cooccurrence":
+            return [(rid, self.table5_result) for rid in table_result_ids(entry)]
+        pairs = []
+        for emb in table_result_ids(entry, self.sheet.ids()):
+            if emb not in self.sheet:
+                continue  # a row the sheet does not build (e.g. a user-supplied GloVe 6B file)
+            if source == "intrinsic":
+                pairs += [(emb, self.intrinsic_result(emb, s, entry["protocol"])) for s in self.seeds(emb)]
+            elif source == "classification":
+                pairs.append((emb, self.classification_result(emb)))
+            elif source == "tagging":
+                pairs.append((emb, self.tagging_result(emb)))
+        return pairs
+
+    def table_inputs(self, table_id: str) -> list[str]:
+        return list(dict.fromkeys(path for _, path in self.table_results(table_id)))
+
+    def table_result_args(self, table_id: str) -> str:
+        import shlex
+
+        return " ".join(shlex.quote(f"{rid}={path}") for rid, path in self.table_results(table_id))
+
+    def selected(self, kind: str, available: list[str]) -> list[str]:
+        chosen = (self.config.get("targets") or {}).get(kind, "all")
+        if chosen == "all":
+            return list(available)
+        unknown = [c for c in chosen if c not in available]
+        if unknown:
+            raise StaticvecError(f"config targets.{kind}: {unknown} are not in the {kind} sheet; known: {', '.join(available)}")
+        return list(chosen)
+
+    def table_targets(self) -> list[str]:
+        return [self.table_file(t) for t in self.selected("tables", list(self.tables))]
+
+    @property
+    def run_manifest(self) -> str:
+        """Provenance of the run (config hash, commit, corpus, teachers, seeds): every table's caption."""
+        return f"{self.results_dir}/manifest.json"
+
     # ------------------------------------------------------------ targets
     def final_targets(self) -> list[str]:
-        return [self.manifest, self.vocab()]
+        return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets()]
 
 
 def _safe_id(name: str) -> str:

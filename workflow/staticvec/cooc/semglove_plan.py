@@ -1,4 +1,7 @@
-"""Paths and command-line flags of the SemGloVe rules (``workflow/rules/semglove.smk``), from the config.
+"""Paths and command-line flags of the SemGloVe co-occurrence rules (``workflow/rules/semglove.smk``).
+
+Builders are configured in ``cooc.semglove``; training (GloVe on a variant's store) is the
+embeddings sheet's ``semglove`` entries, trained by ``train_glove.smk``.
 
 Files (``{frac}`` is empty for the whole corpus, ``.{k}of{n}`` for its first k of n equal parts —
 Figure 2b's corpus sizes — which needs ``n`` to divide the number of corpus shards)::
@@ -8,7 +11,6 @@ Figure 2b's corpus sizes — which needs ``n`` to divide the number of corpus sh
     {R}/cooc/semglove/{v}/pieces{frac}.cooc     MLM variants: merged piece store
     {R}/cooc/semglove/{v}{frac}.cooc            the variant's word store (GloVe's input)
     {R}/cooc/window{S}{frac}.cooc               GloVe's window counts (sdR values; the released code's gate)
-    {R}/embeddings/semglove_{v}/seed{seed}/vectors.bin
     {R}/cooc/cooccurrence.table5.json           Table 5 pair counts (the tables sheet's cooccurrence result)
 """
 
@@ -27,7 +29,7 @@ class SemgloveRules:
         from staticvec.teacher.plan import TeacherPlan
 
         self.config = config
-        self.sc = config["methods"]["semglove"]
+        self.sc = config["cooc"]["semglove"]
         self.results = config["results_dir"].rstrip("/")
         self.tp = TeacherPlan(config)
         self.teacher = self.sc.get("teacher") or config["teacher"]["default"]
@@ -41,12 +43,12 @@ class SemgloveRules:
         self.attention, self.mlm, self.restricted = by["attention"], by["mlm"], by["window_counts"]
         for name in self.restricted:
             if self.variants[name]["pairs_of"] not in self.attention:
-                raise StaticvecError(f"config methods.semglove.variants.{name}.pairs_of: "
+                raise StaticvecError(f"config cooc.semglove.variants.{name}.pairs_of: "
                                      f"{self.variants[name]['pairs_of']!r} is not an attention variant")
         S = int(self.sc["window"])
         if self.attention and int(fs.get("attention_window") or 0) < S:
             raise StaticvecError(f"config teacher.feature_sets.{self.fset}.attention_window must be ≥ "
-                                 f"methods.semglove.window ({S}) for the attention variants")
+                                 f"cooc.semglove.window ({S}) for the attention variants")
         if self.mlm and not fs.get("mlm_topk"):
             raise StaticvecError(f"config teacher.feature_sets.{self.fset} has no mlm_topk: the MLM variants need it")
         self.builders = self.attention + self.mlm
@@ -94,9 +96,6 @@ class SemgloveRules:
 
     def window_store(self, frac: str = "") -> str:
         return f"{self.results}/cooc/window{self.sc['window']}{frac}.cooc"
-
-    def vectors(self, variant: str, seed: int | str) -> str:
-        return f"{self.results}/embeddings/semglove_{variant}/seed{seed}/vectors.bin"
 
     def table5(self) -> str:
         return f"{self.results}/cooc/cooccurrence.table5.json"
@@ -179,16 +178,3 @@ class SemgloveRules:
         if self.sc.get("gate_by_window"):
             inputs["gate"] = self.window_store(frac)
         return inputs
-
-    def train_flags(self) -> str:
-        from staticvec.train.cli import method_flags
-
-        return method_flags("glove", self.sc["train"])
-
-    # ------------------------------------------------------------ targets
-    def embedding_ids(self) -> list[str]:
-        return [f"semglove_{v}" for v in self.variants]
-
-    def targets(self) -> list[str]:
-        seeds = self.config.get("seeds", [1])
-        return [self.vectors(v, s) for v in self.variants for s in seeds] + [self.table5()]

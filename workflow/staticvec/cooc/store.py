@@ -129,10 +129,10 @@ class SortedStoreWriter:
 
     def write_records(self, block: np.ndarray) -> None:
         """Append records given as a RECORD array (order checked only by :meth:`write`)."""
-        data = np.ascontiguousarray(block, dtype=RECORD).tobytes()
+        data = np.ascontiguousarray(block, dtype=RECORD)
         self._crc = zlib.crc32(data, self._crc)
-        self._fh.write(data)
-        self._n += len(data) // RECORD.itemsize
+        self._fh.write(data)  # the buffer itself: no bytes copy
+        self._n += len(data)
 
     def close(self) -> dict:
         """Finish the file: write the header and move it into place. Returns the header."""
@@ -510,12 +510,14 @@ def merge_sources(
     vocab_size: int,
     vocab_sha256: str | None = None,
     meta: dict | None = None,
-    block_entries: int = 1 << 23,
+    block_entries: int = 1 << 20,
 ) -> dict:
     """Merge sorted sources into one store, block of rows by block of rows.
 
     Each block holds the rows whose records (over all sources) number at most
     ``block_entries`` (or one row, if a single row has more), so memory stays bounded.
+    Blocks are kept small (arrays of a few MB) so that the allocator reuses their memory
+    instead of mapping and faulting in fresh pages for every block.
     """
     with SortedStoreWriter(out, vocab_size, vocab_sha256, meta) as writer:
         r0 = 0
@@ -551,7 +553,7 @@ def merge_stores(
     inputs: Sequence[str | os.PathLike],
     out: str | os.PathLike,
     max_open: int = 64,
-    block_entries: int = 1 << 23,
+    block_entries: int = 1 << 20,
     tmp_dir: str | os.PathLike | None = None,
     meta: dict | None = None,
     verify: bool = True,
@@ -679,7 +681,7 @@ class CoocAccumulator:
         vocab_sha256: str | None = None,
         meta: dict | None = None,
         extra_sources: Sequence = (),
-        block_entries: int = 1 << 23,
+        block_entries: int = 1 << 20,
     ) -> dict:
         """Write the store: the runs, the buffer and ``extra_sources`` (sorted), merged."""
         sources = list(extra_sources)

@@ -62,14 +62,12 @@ def find_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
 
 
 def data_dir_from_config(config: dict) -> str:
-    """``evaluation.data_dir``, else ``<resources.mirror>/eval``, else ``<resources.download_dir>/eval``."""
+    """``evaluation.data_dir``, else ``<resources.download_dir>/eval``: the checksum-verified copies
+    the resource rules place there (from the mirror or the data sets' URLs)."""
     evaluation = config.get("evaluation", {}) or {}
     if evaluation.get("data_dir"):
         return str(evaluation["data_dir"])
     resources = config.get("resources", {}) or {}
-    mirror = resources.get("mirror")
-    if mirror and Path(mirror, "eval").is_dir():
-        return str(Path(mirror, "eval"))
     return str(Path(resources.get("download_dir", "resources/data"), "eval"))
 
 

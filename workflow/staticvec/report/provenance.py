@@ -44,7 +44,7 @@ def provenance(config: dict, corpus_manifest: dict | None = None, teacher: str |
         "config_hash": config_hash(config),
         "git_commit": git_commit(),
         "staticvec": __version__,
-        "corpus": {
+        "corpus_stats": {
             "source": desc.get("source"),
             "tokens": totals.get("tokens"),
             "sentences": totals.get("sentences"),
@@ -70,7 +70,7 @@ def provenance(config: dict, corpus_manifest: dict | None = None, teacher: str |
 
 def caption(record: dict) -> str:
     """One line naming corpus, teacher, seeds, config and code version, for tables and figures."""
-    corpus = record.get("corpus") or {}
+    corpus = record.get("corpus_stats") or {}
     tokens = corpus.get("tokens")
     size = f"{tokens / 1e6:.2f}M tokens" if tokens else "? tokens"
     source = corpus.get("source")

@@ -202,9 +202,18 @@ def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = N
     return spec
 
 
-def table_result_ids(entry: dict) -> list[str]:
-    """Our result ids a table needs (its non-null row mappings, first occurrence order)."""
-    return list(dict.fromkeys(e for e in entry["rows"].values() if e))
+def table_result_ids(entry: dict, known_ids=()) -> list[str]:
+    """Our result ids a table needs (its non-null row mappings, first occurrence order); a
+    ``best_of`` glob is expanded over ``known_ids``."""
+    import fnmatch
+
+    ids = []
+    for mapping in entry["rows"].values():
+        if isinstance(mapping, dict):
+            ids += [k for k in known_ids if fnmatch.fnmatchcase(k, mapping["best_of"])]
+        elif mapping:
+            ids.append(mapping)
+    return list(dict.fromkeys(ids))
 
 
 def table_result_paths(entry: dict, pattern: str, available=None, **fields) -> dict[str, str]:
@@ -278,35 +287,9 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
         for emb, items in our_results.items()
     }
     rows = list(paper.rows) + [r for r in row_map if r not in paper.rows]  # extra rows: ours only
-    direct = {c: t for c, t in column_map.items() if isinstance(t, str)}
     records = []
     for row in rows:
-        emb = row_map.get(row)
-        runs = loaded.get(emb, []) if emb else []
-        ours: dict[str, dict] = {}
-        for column, target in direct.items():
-            triples = [result_value(r, target.format(row=row)) for r in runs]
-            mean, sd = _mean_sd([t[0] for t in triples])
-            found = next((t[1] for t in triples if t[1] is not None), None)
-            total = next((t[2] for t in triples if t[2] is not None), None)
-            ours[column] = {
-                "ours": None if mean is None else mean * scale,
-                "ours_sd": None if sd is None else sd * scale,
-                "runs": sum(t[0] is not None for t in triples),
-                "found": found,
-                "total": total,
-            }
-        for column, target in column_map.items():
-            if isinstance(target, dict):
-                parts = [ours.get(c, {}) for c in target["mean"]]
-                complete = parts and all(p.get("ours") is not None for p in parts)
-                ours[column] = {
-                    "ours": sum(p["ours"] for p in parts) / len(parts) if complete else None,
-                    "ours_sd": None,
-                    "runs": min((p.get("runs", 0) for p in parts), default=0) if complete else 0,
-                    "found": sum(p["found"] for p in parts) if complete and all(p.get("found") is not None for p in parts) else None,
-                    "total": sum(p["total"] for p in parts) if complete and all(p.get("total") is not None for p in parts) else None,
-                }
+        emb, runs, ours = _row_results(row, row_map.get(row), loaded, column_map, scale)
         oov = sorted({r.get("oov_policy") for r in runs if r.get("oov_policy")})
         for column in paper.columns + [c for c in column_map if c not in paper.columns]:
             value = paper.values.get((row, column), math.nan)
@@ -333,6 +316,72 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
                         "columns": columns, "decimals": {c: max(1, paper.decimals(c)) for c in columns}})
     frame.attrs["caption"] = caption(paper, meta or {}, frame.attrs["policy"])
     return frame
+
+
+def _columns_of(row: str, runs: list[dict], column_map: dict, scale: float) -> dict[str, dict]:
+    """Our value (mean and sd over runs, coverage) of every mapped column for one result id."""
+    ours: dict[str, dict] = {}
+    for column, target in column_map.items():
+        if not isinstance(target, str):
+            continue
+        triples = [result_value(r, target.format(row=row)) for r in runs]
+        mean, sd = _mean_sd([t[0] for t in triples])
+        ours[column] = {
+            "ours": None if mean is None else mean * scale,
+            "ours_sd": None if sd is None else sd * scale,
+            "runs": sum(t[0] is not None for t in triples),
+            "found": next((t[1] for t in triples if t[1] is not None), None),
+            "total": next((t[2] for t in triples if t[2] is not None), None),
+        }
+    for column, target in column_map.items():
+        if isinstance(target, dict):
+            parts = [ours.get(c, {}) for c in target["mean"]]
+            complete = parts and all(p.get("ours") is not None for p in parts)
+            ours[column] = {
+                "ours": sum(p["ours"] for p in parts) / len(parts) if complete else None,
+                "ours_sd": None,
+                "runs": min((p.get("runs", 0) for p in parts), default=0) if complete else 0,
+                "found": sum(p["found"] for p in parts) if complete and all(p.get("found") is not None for p in parts) else None,
+                "total": sum(p["total"] for p in parts) if complete and all(p.get("total") is not None for p in parts) else None,
+            }
+    return ours
+
+
+def _row_results(row: str, mapping, loaded: dict, column_map: dict, scale: float):
+    """(embedding label, runs, our columns) of a table row.
+
+    ``mapping`` is a result id, None, or ``{"best_of": "glob", "per": "column"|"overall"}``: the
+    best of several results, as the papers report a swept parameter (ASE's best layer per task or
+    overall, Artetxe's best alpha). ``per: column`` takes each column's best candidate;
+    ``overall`` the candidate with the best mean over the directly mapped columns. The label
+    names the chosen candidate(s).
+    """
+    import fnmatch
+
+    if not isinstance(mapping, dict):
+        runs = loaded.get(mapping, []) if mapping else []
+        return mapping, runs, _columns_of(row, runs, column_map, scale)
+    candidates = sorted(c for c in loaded if fnmatch.fnmatchcase(c, mapping["best_of"]))
+    if not candidates:
+        return mapping["best_of"], [], {}
+    per_candidate = {c: _columns_of(row, loaded[c], column_map, scale) for c in candidates}
+    direct = [c for c, t in column_map.items() if isinstance(t, str)]
+    if mapping.get("per", "column") == "overall":
+        def overall(c):
+            values = [per_candidate[c][col]["ours"] for col in direct if per_candidate[c][col]["ours"] is not None]
+            return sum(values) / len(values) if values else -math.inf
+        best = max(candidates, key=overall)
+        return f"{best} (best overall of {mapping['best_of']})", loaded[best], per_candidate[best]
+    ours, chosen = {}, []
+    for column in column_map:
+        scored = [c for c in candidates if per_candidate[c].get(column, {}).get("ours") is not None]
+        if scored:
+            best = max(scored, key=lambda c: per_candidate[c][column]["ours"])
+            ours[column] = per_candidate[best][column]
+            if isinstance(column_map[column], str):
+                chosen.append(f"{column}: {best}")
+    runs = [r for c in candidates for r in loaded[c]]
+    return f"best of {mapping['best_of']} per column ({'; '.join(chosen)})", runs, ours
 
 
 def build_neighbours(paper_table_csv, our_results: dict, row_map: dict, meta: dict | None = None, queries=None):
@@ -392,7 +441,8 @@ def caption(paper: PaperTable, meta: dict, policy: str) -> str:
         ours = f"Ours: corpus, tokens and teacher not recorded (no run manifest); evaluation: {policy}."
     head = f"{paper.title}: {paper.meta.get('title', '')} ({paper.meta.get('units', '')})."
     extra = f" Note: {meta['caption']}" if meta.get("caption") else ""
-    return f"{head} {ours}{extra}"
+    made = f" Made with: {meta['provenance_caption']}." if meta.get("provenance_caption") else ""
+    return f"{head} {ours}{extra}{made}"
 
 
 # ------------------------------------------------------------------ output

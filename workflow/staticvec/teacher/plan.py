@@ -74,7 +74,8 @@ class TeacherPlan:
         return [self.corpus_shard(s) for s in self.shard_ids]
 
     def vocab(self) -> str:
-        return f"{self.results}/corpus/vocab.tsv"
+        """The vocabulary the features' word ids index (the corpus min count's)."""
+        return f"{self.results}/corpus/vocab.min{self.config['corpus']['min_count']}.tsv"
 
     # ------------------------------------------------------------ teacher outputs
     def dir(self, teacher: str) -> str:

@@ -15,6 +15,8 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
+
 log = logging.getLogger(__name__)
 
 TRAIN_COMMAND_MODULES: list[str] = []
@@ -57,6 +59,9 @@ def register(subparsers) -> None:
     p.add_argument("--shuffle-memory-gb", type=float, default=2.0,
                    help="memory of the out-of-core shuffle and of a torch chunk of entries (default 2)")
     p.add_argument("--tmp-dir", default=None, help="where the shuffled copy of the store goes (default: beside --out)")
+    p.add_argument("--only-seen", action=argparse.BooleanOptionalAction, default=True,
+                   help="write only words that have co-occurrence entries (default); --no-only-seen writes "
+                        "every vocabulary word, as glove.c does")
     p.set_defaults(handler=_cli_glove)
 
     for name, help_text in (("word2vec", "Skip-gram or CBOW (gensim)"), ("fasttext", "fastText (gensim)")):
@@ -152,8 +157,18 @@ def _cli_glove(args) -> int:
     state = train_glove(args.cooc, vocab, cfg, checkpoint_path=checkpoint, engine=args.engine,
                         work_dir=args.tmp_dir or Path(args.out).parent)
     seconds = time.time() - started
-    Embeddings(vocab.words, state.vectors(), vocab.counts).save(args.out)
     store = CoocStore(args.cooc)
+    vectors = state.vectors()
+    keep = np.arange(len(vocab))
+    if args.only_seen:
+        # words with no entry (absent from a corpus fraction) were never trained: leave them out
+        # rather than write their random initial vectors
+        seen = np.zeros(len(vocab), dtype=bool)
+        for i, j, _ in store.iter_chunks():
+            seen[i] = True
+            seen[j] = True
+        keep = np.flatnonzero(seen)
+    Embeddings([vocab.words[k] for k in keep], vectors[keep], [vocab.counts[k] for k in keep]).save(args.out)
     import dataclasses
 
     write_json(_record_path(args), {
@@ -162,7 +177,7 @@ def _cli_glove(args) -> int:
         "device": resolve_device(cfg.device),
         "engine": args.engine or ("numba" if resolve_device(cfg.device) == "cpu" else "torch"),
         "cooc": {"path": str(args.cooc), "n_entries": store.n_entries, "checksum": store.header["checksum"], "meta": store.meta},
-        "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count},
+        "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count, "written": int(len(keep))},
         "cost_per_iteration": state.losses,
         "seconds": round(seconds, 2),
     })
