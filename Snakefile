@@ -24,6 +24,7 @@ include: "workflow/rules/train_students.smk"
 include: "workflow/rules/post.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/extrinsic_classification.smk"
+include: "workflow/rules/extrinsic_tagging.smk"
 include: "workflow/rules/report.smk"
 
 

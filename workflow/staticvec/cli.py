@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "staticvec.cooc.cli",
     "staticvec.train.cli",
     "staticvec.train.student_cli",  # after staticvec.train.cli: it adds its commands to `staticvec train`
+    "staticvec.evaluate.tagging.cli",
 ]
 
 

@@ -1,0 +1,39 @@
+"""The tagging config section: schema, defaults equal to the code's, and the arguments rules pass."""
+
+import dataclasses
+import shlex
+
+import pytest
+
+from staticvec.config import ConfigError, load_config, validate_config
+from staticvec.evaluate.tagging.cli import parse_hparams
+from staticvec.evaluate.tagging.data import tag_data_arguments, tagger_arguments
+from staticvec.evaluate.tagging.train import TaggerConfig
+
+
+@pytest.fixture
+def config():
+    return load_config(["config/config.yaml"])
+
+
+def test_default_config_is_valid_and_matches_the_tagger_defaults(config):
+    validate_config(config)
+    assert dataclasses.asdict(TaggerConfig.from_dict(config["tagging"]["tagger"])) == dataclasses.asdict(TaggerConfig())
+
+
+def test_schema_rejects_unknown_and_bad_tagger_settings(config):
+    config["tagging"]["tagger"]["hiden"] = 3
+    with pytest.raises(ConfigError, match="tagging.tagger.hiden"):
+        validate_config(config)
+    del config["tagging"]["tagger"]["hiden"]
+    config["tagging"]["tagger"]["char_features"] = "transformer"
+    with pytest.raises(ConfigError, match="char_features"):
+        validate_config(config)
+
+
+def test_rule_arguments_carry_the_config(config):
+    config["tagging"]["tagger"]["lr"] = 0.02
+    words = shlex.split(tagger_arguments(config))
+    assert parse_hparams(words[words.index("--hparams") + 1])["lr"] == 0.02
+    assert tag_data_arguments(config, "ner") == ""
+    assert shlex.split(tag_data_arguments(config, "chunk"))[-2:] == ["--data-format", "conll2000"]

@@ -1,0 +1,117 @@
+"""The BiLSTM-CRF: the unpacked BiLSTM equals torch's packed one; a tiny tagger learns a planted rule."""
+
+import numpy as np
+import pytest
+import torch
+
+from staticvec.embeddings import Embeddings
+from staticvec.evaluate.tagging.data import Sentence, TaskData
+from staticvec.evaluate.tagging.features import UNK, WordTable, casing_class
+from staticvec.evaluate.tagging.inputs import StaticInputs
+from staticvec.evaluate.tagging.model import BiLSTM, BiLSTMCRF, reverse_padded
+from staticvec.evaluate.tagging.train import TaggerConfig, length_bucketed_batches, train_tagger
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models gain nothing from more threads, and spinning OpenMP threads crawl on a busy machine."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_reverse_padded_reverses_within_each_length():
+    x = torch.tensor([[1, 2, 3, 0], [4, 5, 0, 0]]).unsqueeze(2)
+    out = reverse_padded(x, torch.tensor([3, 2])).squeeze(2)
+    assert out.tolist() == [[3, 2, 1, 0], [5, 4, 0, 0]]
+
+
+def test_unpacked_bilstm_equals_torch_packed_bidirectional_lstm():
+    torch.manual_seed(0)
+    reference = torch.nn.LSTM(6, 5, batch_first=True, bidirectional=True)
+    ours = BiLSTM(6, 5)
+    with torch.no_grad():
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            getattr(ours.forward_lstms[0], f"{name}_l0").copy_(getattr(reference, f"{name}_l0"))
+            getattr(ours.backward_lstms[0], f"{name}_l0").copy_(getattr(reference, f"{name}_l0_reverse"))
+    x = torch.randn(3, 7, 6)
+    lengths = torch.tensor([7, 4, 1])
+    packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    expected, _ = torch.nn.utils.rnn.pad_packed_sequence(reference(packed)[0], batch_first=True)
+    got = ours(x, lengths)
+    for b, n in enumerate(lengths.tolist()):
+        assert torch.allclose(got[b, :n], expected[b, :n], atol=1e-6)
+
+
+def test_word_table_lookup_order_and_coverage():
+    emb = Embeddings(["the", "Paris", "(", "paris"], np.arange(12, dtype=np.float32).reshape(4, 3))
+    sentences = [Sentence(("The", "Paris", "-LRB-", "zzz"), ("a", "b", "c", "d"))]
+    table = WordTable.build(emb, sentences, lowercase=True)
+    assert np.array_equal(table.vectors[table.row_of["The"]], emb["the"])
+    assert np.array_equal(table.vectors[table.row_of["Paris"]], emb["Paris"])  # exact form first
+    assert np.array_equal(table.vectors[table.row_of["-LRB-"]], emb["("])
+    assert table.row_of["zzz"] == UNK and table.vectors.shape == (5, 3)  # pad, unk + 3 found words
+    assert table.coverage(sentences)["token_coverage"] == 0.75
+
+
+def test_casing_classes():
+    assert [casing_class(w) for w in ["the", "THE", "The", "1984", "1,000", "B52s", "-"]] == [1, 2, 3, 4, 5, 3, 7]
+
+
+def test_length_buckets_cover_every_sentence_once():
+    lengths = list(np.random.default_rng(0).integers(1, 50, 237))
+    batches = length_bucketed_batches(lengths, 10, torch.Generator().manual_seed(0), pool_batches=5)
+    assert sorted(i for b in batches for i in b) == list(range(237))
+    assert max(len(b) for b in batches) == 10
+
+
+def planted_task(rng, n_sentences):
+    """Tag = the class of the PREVIOUS word (first token: 'S'), so a word alone says nothing about its tag."""
+    vocab = [f"w{i}" for i in range(12)]
+    klass = {w: "AB"[i % 2] for i, w in enumerate(vocab)}
+    sentences = []
+    for _ in range(n_sentences):
+        words = [vocab[i] for i in rng.integers(0, len(vocab), rng.integers(3, 9))]
+        sentences.append(Sentence(tuple(words), tuple(["S"] + [klass[w] for w in words[:-1]])))
+    return vocab, sentences
+
+
+def test_a_tiny_tagger_learns_a_planted_rule():
+    rng = np.random.default_rng(0)
+    vocab, sentences = planted_task(rng, 220)
+    data = TaskData("pos", "ud", sentences[:160], sentences[160:190], sentences[190:])
+    emb = Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
+    inputs = StaticInputs(emb, data)
+    before = inputs.vectors.copy()
+    config = TaggerConfig(hidden=16, casing_dim=0, optimizer="adam", lr=0.05, batch_size=16, max_epochs=10, patience=3, dropout=0.0)
+    result = train_tagger(data, inputs, config, seed=1, device="cpu")
+    assert result["test"] > 0.97  # a tagger of the current word alone gets ~0.5 on A/B tokens
+    assert result["dev_curve"][0]["dev_score"] < result["dev"]
+    assert np.array_equal(inputs.vectors, before)  # the embedding stayed frozen
+
+
+def test_frozen_vectors_are_a_buffer_and_unk_is_learnt():
+    model = BiLSTMCRF(np.ones((4, 3), dtype=np.float32), n_tags=2, hidden=4, casing_dim=2)
+    names = {n for n, _ in model.named_parameters()}
+    assert "unk" in names and "vectors" not in names and "vectors" not in model.state_dict()
+    with pytest.raises(ValueError):
+        BiLSTMCRF(np.ones((4, 3), dtype=np.float32), n_tags=2, oov="mean")
+
+
+@pytest.mark.parametrize("char_features", ["cnn", "lstm"])
+def test_character_features_train_and_see_capitals(char_features):
+    """With casing off and lower-cased lookup, only the characters tell 'Paris' from 'paris'."""
+    rng = np.random.default_rng(1)
+    sentences = []
+    for _ in range(120):
+        words = [str(w) for w in rng.choice(["paris", "Paris", "rome", "Rome"], rng.integers(2, 5))]
+        sentences.append(Sentence(tuple(words), tuple("C" if w[0].isupper() else "l" for w in words)))
+    data = TaskData("pos", "ud", sentences[:80], sentences[80:100], sentences[100:])
+    emb = Embeddings(["paris", "rome"], rng.normal(0, 1, (2, 4)).astype(np.float32))
+    config = TaggerConfig(hidden=8, casing_dim=0, char_features=char_features, char_dim=6, char_hidden=8, optimizer="adam",
+                          lr=0.05, batch_size=16, max_epochs=8, patience=8, dropout=0.0)
+    result = train_tagger(data, StaticInputs(emb, data), config, seed=0, device="cpu")
+    assert result["test"] > 0.95

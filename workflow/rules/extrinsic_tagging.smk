@@ -1,0 +1,118 @@
+# Extrinsic sequence labelling (SemGloVe Table 2, Wang et al. Table 3, Context-to-Vec Table 3):
+#
+#   {R}/embeddings/{emb}/seed{s}/vectors.bin -> {R}/eval/{emb}/tagging/{task}.seed{seed}.json (staticvec tag)
+#   the teacher (contextual row)      ->  {R}/eval/contextual-{teacher}/tagging/...        (staticvec tag --teacher)
+#   every task × seed of one {emb}    ->  {R}/eval/{emb}/tagging.json + .csv               (staticvec tag-summary)
+#
+# tagging.json (W.tagging_result) is what the tables sheet's `source: tagging` tables read. Settings: config["tagging"]; data: CoNLL-2000 and UD EWT from the resource
+# registry, PTB WSJ / CoNLL-2003 / OntoNotes from resources.restricted when the user supplies them
+# (staticvec.evaluate.tagging.data). Without NER data the ner result records "not run".
+# Tagger seed s reads the embedding trained with seed s (a deterministic method's one run), so the
+# spread over seeds holds both the embedding's and the tagger's randomness.
+
+from staticvec.evaluate.tagging.data import tag_data_arguments, tag_data_inputs, tagger_arguments
+
+TAGGING = config.get("tagging", {})
+TAG_SEEDS = TAGGING.get("seeds") or config.get("seeds", [1])
+TAG_TASKS = TAGGING.get("tasks", ["chunk", "pos", "ner"])
+
+
+def tag_teacher_spec(wildcards):
+    return W.teacher_model(wildcards.teacher)
+
+
+def tagging_targets(embeddings):
+    """tagging.json of each embedding id, and of the teacher's contextual row when config asks for it."""
+    ids = list(embeddings)
+    if TAGGING.get("contextual_baseline", False):
+        ids.append(f"contextual-{config.get('teacher', {}).get('default', 'minilm')}")
+    return [W.tagging_result(e) for e in ids]
+
+
+def tag_vectors(wildcards):
+    seeds = W.seeds(wildcards.emb)
+    seed = int(wildcards.seed)
+    return W.embedding(wildcards.emb, seed if seed in seeds else seeds[0])
+
+
+def tag_runs(wildcards):
+    return expand(f"{R}/eval/{wildcards.emb}/tagging/{{task}}.seed{{seed}}.json", task=TAG_TASKS, seed=TAG_SEEDS)
+
+
+rule tag:
+    input:
+        vectors=tag_vectors,
+        data=lambda wc: tag_data_inputs(config, wc.task, W),
+    output:
+        f"{R}/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.json",
+    params:
+        data=lambda wc: tag_data_arguments(config, wc.task, W),
+        args=tagger_arguments(config),
+    log:
+        f"{R}/logs/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.log",
+    benchmark:
+        f"{R}/benchmarks/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.tsv"
+    wildcard_constraints:
+        emb=r"(?!contextual-)[^/]+",  # contextual-<teacher> rows are tag_contextual's
+        task="chunk|pos|ner",
+    threads: TAGGING.get("threads", 1)
+    resources:
+        mem_mb=6000,
+        runtime=60,
+        gpu=GPU,
+    conda:
+        GPU_ENV
+    shell:
+        "staticvec tag --vectors {input.vectors} --name {wildcards.emb} --task {wildcards.task} {params.data}"
+        " --seed {wildcards.seed} --threads {threads} {params.args} --out {output} > {log} 2>&1"
+
+
+# The papers' BERT-base row: the teacher's frozen per-token vectors through the same tagger.
+rule tag_contextual:
+    input:
+        data=lambda wc: tag_data_inputs(config, wc.task, W),
+    output:
+        f"{R}/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.json",
+    params:
+        teacher=tag_teacher_spec,
+        layer=TAGGING.get("contextual_layer", -1),
+        online="" if config.get("teacher", {}).get("offline", True) else "--online",
+        data=lambda wc: tag_data_arguments(config, wc.task, W),
+        args=tagger_arguments(config),
+    log:
+        f"{R}/logs/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.log",
+    benchmark:
+        f"{R}/benchmarks/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.tsv"
+    wildcard_constraints:
+        task="chunk|pos|ner",
+    threads: TAGGING.get("threads", 1)
+    resources:
+        mem_mb=8000,
+        runtime=90,
+        gpu=GPU,
+    conda:
+        GPU_ENV
+    shell:
+        "staticvec tag --teacher {params.teacher} --layer {params.layer} {params.online} --name contextual-{wildcards.teacher}"
+        " --task {wildcards.task} {params.data} --seed {wildcards.seed} --threads {threads} {params.args}"
+        " --out {output} > {log} 2>&1"
+
+
+rule tag_summary:
+    input:
+        tag_runs,
+    output:
+        json=W.tagging_result("{emb}"),
+        csv=f"{R}/eval/{{emb}}/tagging.csv",
+    log:
+        f"{R}/logs/eval/{{emb}}/tagging.summary.log",
+    benchmark:
+        f"{R}/benchmarks/eval/{{emb}}/tagging.summary.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        CPU_ENV
+    shell:
+        "staticvec tag-summary {input} --out {output.json} --csv {output.csv} > {log} 2>&1"

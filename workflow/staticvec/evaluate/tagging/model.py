@@ -1,0 +1,168 @@
+"""The BiLSTM-CRF sequence labeller (Lample et al. 2016; Ma & Hovy 2016; NCRF++, Yang & Zhang 2018).
+
+token → [frozen word vector ; casing embedding ; character CNN/LSTM feature] → dropout →
+bidirectional LSTM → dropout → linear tag scores → linear-chain CRF (``crf.CRF``).
+
+The word matrix is a buffer, not a parameter: it is never trained, never enters the
+optimiser or the saved best state, and may be float16 (contextual vectors, one row per
+token). Only the UNK row is learnt (``oov: unk``), as its own small parameter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from staticvec.evaluate.tagging.crf import CRF
+from staticvec.evaluate.tagging.features import CASING_CLASSES, UNK
+
+
+def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverse each sequence's first ``lengths[b]`` steps along dim 1; padding stays where it is."""
+    T = x.shape[1]
+    steps = torch.arange(T, device=x.device).unsqueeze(0)
+    index = lengths.to(x.device).unsqueeze(1) - 1 - steps
+    index = torch.where(index >= 0, index, steps)
+    return x.gather(1, index.unsqueeze(2).expand_as(x))
+
+
+class BiLSTM(nn.Module):
+    """A bidirectional LSTM over right-padded batches, without packing.
+
+    Packed sequences make torch's CPU LSTM run about twice slower than on a padded batch;
+    here each direction runs on the padded batch and the backward one reads every sentence
+    reversed within its own length, so padding never reaches a real token's state. The
+    outputs at padding positions are meaningless and masked downstream.
+    """
+
+    def __init__(self, input_dim: int, hidden: int, layers: int = 1, dropout: float = 0.0):
+        super().__init__()
+        self.forward_lstms = nn.ModuleList()
+        self.backward_lstms = nn.ModuleList()
+        for layer in range(layers):
+            size = input_dim if layer == 0 else 2 * hidden
+            self.forward_lstms.append(nn.LSTM(size, hidden, batch_first=True))
+            self.backward_lstms.append(nn.LSTM(size, hidden, batch_first=True))
+        self.drop = nn.Dropout(dropout)
+        self.out_dim = 2 * hidden
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        for layer, (fwd, bwd) in enumerate(zip(self.forward_lstms, self.backward_lstms)):
+            if layer > 0:
+                x = self.drop(x)
+            ahead, _ = fwd(x)
+            behind, _ = bwd(reverse_padded(x, lengths))
+            x = torch.cat([ahead, reverse_padded(behind, lengths)], dim=2)
+        return x
+
+
+class CharCNN(nn.Module):
+    """NCRF++'s character CNN: char embeddings, one convolution of width 3, max over the word."""
+
+    def __init__(self, n_chars: int, char_dim: int, hidden: int, dropout: float):
+        super().__init__()
+        self.embed = nn.Embedding(n_chars, char_dim, padding_idx=0)
+        self.drop = nn.Dropout(dropout)
+        self.conv = nn.Conv1d(char_dim, hidden, kernel_size=3, padding=1)
+        self.out_dim = hidden
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:  # (B, T, C) → (B, T, hidden)
+        B, T, C = chars.shape
+        x = self.drop(self.embed(chars.view(B * T, C))).transpose(1, 2)  # (BT, dim, C)
+        h = self.conv(x).masked_fill((chars.view(B * T, 1, C) == 0), float("-inf"))
+        h = h.max(dim=2).values
+        return torch.where(torch.isfinite(h), h, torch.zeros_like(h)).view(B, T, -1)  # padding tokens → 0
+
+
+class CharLSTM(nn.Module):
+    """NCRF++'s character BiLSTM: the last states of both directions (hidden split between them)."""
+
+    def __init__(self, n_chars: int, char_dim: int, hidden: int, dropout: float):
+        super().__init__()
+        self.embed = nn.Embedding(n_chars, char_dim, padding_idx=0)
+        self.drop = nn.Dropout(dropout)
+        self.lstm = nn.LSTM(char_dim, hidden // 2, batch_first=True, bidirectional=True)
+        self.out_dim = 2 * (hidden // 2)
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
+        B, T, C = chars.shape
+        flat = chars.view(B * T, C)
+        lengths = (flat != 0).sum(1)
+        out = torch.zeros(B * T, self.out_dim, device=chars.device)
+        real = lengths > 0
+        if real.any():
+            x = self.drop(self.embed(flat[real]))
+            packed = nn.utils.rnn.pack_padded_sequence(x, lengths[real].cpu(), batch_first=True, enforce_sorted=False)
+            _, (h, _) = self.lstm(packed)  # h: (2, N, hidden/2)
+            out[real] = torch.cat([h[0], h[1]], dim=1).to(out.dtype)
+        return out.view(B, T, -1)
+
+
+class BiLSTMCRF(nn.Module):
+    def __init__(
+        self,
+        vectors: np.ndarray | torch.Tensor,
+        n_tags: int,
+        hidden: int = 200,
+        layers: int = 1,
+        dropout: float = 0.5,
+        oov: str = "unk",
+        casing_dim: int = 0,
+        char_features: str = "none",
+        n_chars: int = 0,
+        char_dim: int = 30,
+        char_hidden: int = 50,
+    ):
+        super().__init__()
+        vectors = torch.as_tensor(vectors)
+        self.register_buffer("vectors", vectors, persistent=False)
+        dim = vectors.shape[1]
+        if oov == "unk":
+            # Same scale as the known rows, so UNK is neither silent nor dominant at the start.
+            scale = float(vectors[2:].float().std()) if vectors.shape[0] > 2 else 0.1
+            self.unk = nn.Parameter(torch.empty(dim).uniform_(-1.0, 1.0) * (scale or 0.1) * 3**0.5)
+        elif oov == "zero":
+            self.unk = None
+        else:
+            raise ValueError(f"unknown oov policy {oov!r}; known: unk, zero")
+        self.casing = nn.Embedding(len(CASING_CLASSES), casing_dim, padding_idx=0) if casing_dim else None
+        if char_features == "cnn":
+            self.chars = CharCNN(n_chars, char_dim, char_hidden, dropout)
+        elif char_features == "lstm":
+            self.chars = CharLSTM(n_chars, char_dim, char_hidden, dropout)
+        elif char_features == "none":
+            self.chars = None
+        else:
+            raise ValueError(f"unknown character features {char_features!r}; known: none, cnn, lstm")
+        input_dim = dim + casing_dim + (self.chars.out_dim if self.chars else 0)
+        self.drop = nn.Dropout(dropout)
+        self.lstm = BiLSTM(input_dim, hidden // 2, layers=layers, dropout=dropout)
+        self.to_tags = nn.Linear(self.lstm.out_dim, n_tags)
+        self.crf = CRF(n_tags)
+
+    def emissions(self, batch: dict) -> torch.Tensor:
+        """Per-token tag scores (B, T, n_tags), float32."""
+        words = batch["words"]
+        x = F.embedding(words, self.vectors).float()
+        if self.unk is not None:
+            x = torch.where((words == UNK).unsqueeze(-1), self.unk.to(x.dtype), x)
+        parts = [x]
+        if self.casing is not None:
+            parts.append(self.casing(batch["casing"]))
+        if self.chars is not None:
+            parts.append(self.chars(batch["chars"]).to(x.dtype))
+        x = self.drop(torch.cat(parts, dim=-1))
+        h = self.lstm(x, batch["lengths"])
+        return self.to_tags(self.drop(h)).float()
+
+    def loss(self, batch: dict, reduction: str = "sum") -> torch.Tensor:
+        """Negative log-likelihood of the gold tags ('sum' over the batch as NCRF++, or 'mean')."""
+        emissions = self.emissions(batch)
+        return -self.crf(emissions, batch["tags"], mask=batch["mask"], reduction=reduction)
+
+    @torch.no_grad()
+    def decode(self, batch: dict) -> list[list[int]]:
+        """Viterbi tag ids of each sentence (its true length)."""
+        return self.crf.decode(self.emissions(batch), mask=batch["mask"])
