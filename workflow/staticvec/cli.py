@@ -28,6 +28,7 @@ COMMAND_MODULES = [
     "staticvec.evaluate.classification_cli",
     "staticvec.cooc.cli",
     "staticvec.train.cli",
+    "staticvec.train.student_cli",  # after staticvec.train.cli: it adds its commands to `staticvec train`
 ]
 
 

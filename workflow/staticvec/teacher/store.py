@@ -43,10 +43,14 @@ def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
             np.savez(fh, **arrays)
 
 
-def _load_npz(path: Path) -> dict[str, np.ndarray]:
+def _load_npz(path: Path, keys=None) -> dict[str, np.ndarray]:
+    """All arrays of a part file, or only ``keys`` (npz members are read one by one)."""
     try:
         with np.load(path) as data:
-            return {k: data[k] for k in data.files}
+            missing = [k for k in keys or () if k not in data.files]
+            if missing:
+                raise InputFileError(path, f"no array(s) {', '.join(missing)} in this feature file")
+            return {k: data[k] for k in (data.files if keys is None else keys)}
     except (OSError, ValueError) as exc:
         raise InputFileError(path, f"unreadable feature file ({exc})") from None
 
@@ -225,9 +229,10 @@ class FeatureStore:
     def spec(self) -> FeatureSpec:
         return FeatureSpec(**self.meta["spec"])
 
-    def parts(self) -> Iterator[dict[str, np.ndarray]]:
-        for name in self.meta["parts"]:
-            yield _load_npz(self.dir / "parts" / name)
+    def parts(self, start: int = 0, keys=None) -> Iterator[dict[str, np.ndarray]]:
+        """The parts' arrays in order, from part ``start``; only ``keys`` when given (trainers)."""
+        for name in self.meta["parts"][start:]:
+            yield _load_npz(self.dir / "parts" / name, keys)
 
     def ase(self) -> dict[str, np.ndarray]:
         if not self.meta.get("ase"):

@@ -1,0 +1,277 @@
+"""BERT + Skip-gram (Wang, Cui & Zhang, "Using Dynamic Embeddings to Improve Static Embeddings").
+
+Reading of the paper (Eqs. 10–15)::
+
+    u_i  = U o_i                                   (10)  o_i: the teacher's last-layer vector of the
+                                                          centre word (mean of its pieces); U ∈ R^{300×d}
+    a_j  = softmax_j (u_iᵀ v'_{i+j}),  1 ≤ |j| ≤ ws   (13) dot-product attention (Luong): u_i is the
+                                                          query, the context words' static vectors the keys
+    v'_ctx = Σ_j a_j v'_{i+j}                       (14)
+    L = −Σ_i [ log σ(v'_ctxᵀ u_i) + Σ_{m=1..k} log σ(−v'_{neg_m}ᵀ u_i) ],  neg ~ U(w)^{3/4}/Z   (15)
+
+V' (the static *context* table) is the output embedding. Settings (§Experiments): ws = 5, k = 5,
+300-d, SGD lr 0.025, gradients clipped at norm 5, words with count < 5 dropped, no subsampling
+(removing words would change the teacher's sentence). The learning rate decays linearly over the
+run (word2vec's schedule, to 1e-4·lr; the released code decays to 0), the paper gives only the
+initial value. The loss is summed over a batch of centres (the released code sums, over 5 pairs).
+"Gradients are clipped at norm 5": the released code clips the total norm of all parameters'
+gradients of its 5-pair step, where the clip rarely bites the rows of V'. Batching 64 centres per
+step (vectorised, ~100× fewer steps) makes that total norm ~60 early on, so clipping it would
+slow V' by the batch size — a coupling the paper never had. By default (``clip_scope: dense``)
+the clip applies to the projection U's gradient, the rows of V' keep their per-occurrence SGD
+updates (word2vec-style); ``clip_scope: all`` is the released call applied to the whole batch.
+
+``aggregation`` (Figures 4 and 5 are sweeps over ``window`` 1–8 and over this):
+
+- ``attention`` (default): Eqs. 13–15;
+- ``mean``: "without attention aggregation, our model treats all context words equally": a_j =
+  1/|context| in Eq. 14 (the Figure 5 ablation);
+- ``pairs``: Eq. 11 with negative sampling, one positive term per (centre, context) pair and k
+  negatives per pair — plain Skip-gram with a BERT centre.
+
+Initialisation: V' zeros (word2vec, released code), U Xavier-uniform (released code), no bias
+(Eq. 10; the released ``nn.Linear`` has one: ``projection_bias``).
+
+What the released code (``ylwangy/bert2vec``) does differently and is *not* reproduced: it
+keeps the (centre, centre) self-pair and drops a right-context word for centres past the first
+``ws`` positions (a slice-relative index compared with an absolute one), uses a 4-word right
+window (``min(i+w, len)`` exclusive), and its attention is a softmax over the mini-batch of
+(centre, context) pairs scaled by 1/√300 — not aligned with one centre's window. Here the window
+is ±ws without the centre, and the softmax runs over each centre's own context words
+(``attention_scale`` multiplies the scores: 1/√dim gives the released scaling). The released code
+feeds BERT the sentence with out-of-vocabulary words deleted; here the teacher sees the corpus
+sentence and OOV words leave the window afterwards (word2vec's order).
+
+After training, :func:`attention_weights` gives the a_j of every centre of a sentence from a
+saved model (Figure 7: "football is the most popular sport in brazil").
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from staticvec.errors import StaticvecError
+from staticvec.files import atomic_path
+from staticvec.train.negative_sampling import (
+    Batch, LoopSettings, Model, UnigramSampler, centre_window_batches, context_windows, keep_probabilities,
+    log_sigmoid,
+)
+
+AGGREGATIONS = ("attention", "mean", "pairs")
+
+
+@dataclass
+class SkipGramParams:
+    """Hyper-parameters shared by BERT + Skip-gram and Context-to-Vec (paper values as defaults)."""
+
+    dim: int = 300
+    window: int = 5
+    negatives: int = 5
+    negative_power: float = 0.75
+    lr: float = 0.025
+    lr_decay: str = "linear"  # word2vec's linear decay | none
+    min_lr_fraction: float = 1e-4  # word2vec.c; the released code decays to 0
+    clip_norm: float | None = 5.0
+    clip_scope: str = "dense"  # dense: the projection U only | all: every gradient of a step (released clip_grad_norm_)
+    optimizer: str = "sgd"  # sgd | adam (lazy on the table)
+    batch_centres: int = 64
+    loss_reduction: str = "sum"  # sum over the batch (released code) | mean
+    epochs: int = 1
+    subsample_t: float = 0.0  # paper: no subsampling
+    subsample_formula: str = "mikolov"  # Eq. 12 of Wang et al. (only with subsample_t > 0)
+    context_init: str = "zeros"  # zeros (word2vec, released) | uniform (±0.5/dim)
+    projection_bias: bool = False  # released nn.Linear: true
+    shuffle: bool = True
+    min_count: int = 5
+    max_vocab: int | None = None
+
+    def __post_init__(self):
+        if self.window < 1 or self.dim < 1 or self.batch_centres < 1 or self.epochs < 1 or self.negatives < 0:
+            raise StaticvecError(f"{self.method_name()}: window, dim, batch_centres, epochs >= 1 and negatives >= 0 are required")
+        if self.loss_reduction not in ("sum", "mean"):
+            raise StaticvecError(f"{self.method_name()} loss_reduction {self.loss_reduction!r}: expected sum or mean")
+        if self.clip_scope not in ("all", "dense"):
+            raise StaticvecError(f"{self.method_name()} clip_scope {self.clip_scope!r}: expected all or dense")
+        if self.context_init not in ("zeros", "uniform"):
+            raise StaticvecError(f"{self.method_name()} context_init {self.context_init!r}: expected zeros or uniform")
+
+    @classmethod
+    def method_name(cls) -> str:
+        return "bert_sg"
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise StaticvecError(f"{cls.method_name()}: unknown hyper-parameter(s) {', '.join(unknown)} "
+                                 f"(known: {', '.join(sorted(known))})")
+        return cls(**d)
+
+    def loop_settings(self) -> LoopSettings:
+        return LoopSettings(epochs=self.epochs, lr=self.lr, lr_decay=self.lr_decay, min_lr_fraction=self.min_lr_fraction,
+                            optimizer=self.optimizer, clip_norm=self.clip_norm, clip_scope=self.clip_scope)
+
+
+@dataclass
+class BertSGParams(SkipGramParams):
+    aggregation: str = "attention"  # attention (Eqs. 13-15) | mean (Fig. 5 "without attention") | pairs (Eq. 11)
+    attention_scale: float = 1.0  # score multiplier in the softmax; released code 1/sqrt(300)
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.aggregation not in AGGREGATIONS:
+            raise StaticvecError(f"bert_sg aggregation {self.aggregation!r}: expected one of {', '.join(AGGREGATIONS)}")
+
+
+class ContextualSkipGram(Model):
+    """The static context table V' and the projection U of a contextual centre (shared by C2V)."""
+
+    def __init__(self, counts, teacher_dim: int, params: SkipGramParams, device: str = "cpu", seed: int = 0):
+        import torch
+
+        self.params = params
+        self.device = device
+        self.teacher_dim = teacher_dim
+        g = torch.Generator().manual_seed(seed)
+        V = torch.zeros(len(counts), params.dim)
+        if params.context_init == "uniform":
+            V = (torch.rand(len(counts), params.dim, generator=g) * 2 - 1) * (0.5 / params.dim)
+        self.tables = {"ctx": V.to(device)}
+        self.dense = {"U": self._xavier(params.dim, teacher_dim, g)}
+        if params.projection_bias:
+            self.dense["b"] = torch.zeros(params.dim, device=device, requires_grad=True)
+        self.sampler = UnigramSampler(counts, params.negative_power)
+        self.keep = keep_probabilities(counts, params.subsample_t, params.subsample_formula) if params.subsample_t > 0 else None
+        self.feature_keys = self.feature_keys_for(params)
+
+    @staticmethod
+    def feature_keys_for(params: SkipGramParams) -> list[str]:
+        return ["sentence_offsets", "word_ids", "word_pieces", "word_vectors"]
+
+    def _xavier(self, rows: int, cols: int, g):
+        import torch
+
+        bound = (6.0 / (rows + cols)) ** 0.5
+        return ((torch.rand(rows, cols, generator=g) * 2 - 1) * bound).to(self.device).requires_grad_(True)
+
+    def project(self, o, dense: dict):
+        """u = U o (+ b)."""
+        u = o @ dense["U"].T
+        return u + dense["b"] if "b" in dense else u
+
+    def reduce(self, per_example):
+        return per_example.sum() if self.params.loss_reduction == "sum" else per_example.mean()
+
+    def save_model(self, path, words, teacher: dict | None = None) -> None:
+        """The trained parameters (U, bias, W2…, V') with the words: what attention_weights needs."""
+        import torch
+
+        payload = {"method": self.params.method_name(), "params": asdict(self.params), "words": list(words),
+                   "dense": {k: v.detach().cpu() for k, v in self.dense.items()},
+                   "ctx": self.tables["ctx"].detach().cpu(), "teacher": teacher}
+        with atomic_path(path) as tmp:
+            torch.save(payload, tmp)
+
+
+def skipgram_scores(u, rows, mask, window: int, negatives: int, aggregation: str, scale: float = 1.0,
+                    negatives_per_pair: bool = False):
+    """Per-centre loss of Eqs. 13–15 (or mean / pairs) from the centre vectors u (B, d) and rows (B, ·, d).
+
+    Returns ``(loss per centre, attention weights or None)``.
+    """
+    import torch
+
+    W = 2 * window
+    Vc, Vn = rows[:, :W], rows[:, W:]
+    uu = u.unsqueeze(1)  # (products and sums beat einsum's batched mat-vec on CPU for these shapes)
+    s = (Vc * uu).sum(-1)
+    weights = None
+    if aggregation == "pairs":
+        pos = -(log_sigmoid(s) * mask).sum(1)
+    else:
+        if aggregation == "attention":
+            weights = torch.softmax((s * scale).masked_fill(~mask, float("-inf")), dim=1)
+        else:
+            weights = mask.float() / mask.sum(1, keepdim=True).clamp(min=1)
+        v = (weights.unsqueeze(-1) * Vc).sum(1)
+        pos = -log_sigmoid((v * u).sum(-1))
+    neg_scores = (Vn[:, : (W * negatives if negatives_per_pair else negatives)] * uu).sum(-1)
+    neg_terms = -log_sigmoid(-neg_scores)
+    if negatives_per_pair:  # padded pairs have zero rows: their terms are log 2, masked out here
+        neg_terms = neg_terms.reshape(len(u), W, negatives) * mask.unsqueeze(-1)
+    return pos + neg_terms.reshape(len(u), -1).sum(1), weights
+
+
+class BertSkipGram(ContextualSkipGram):
+    def __init__(self, counts, teacher_dim: int, params: BertSGParams, device: str = "cpu", seed: int = 0):
+        super().__init__(counts, teacher_dim, params, device, seed)
+
+    def batches(self, block: dict, rng: np.random.Generator):
+        p = self.params
+        return centre_window_batches(block, rng, window=p.window, batch_size=p.batch_centres, negatives=p.negatives,
+                                     sampler=self.sampler, keep=self.keep, shuffle=p.shuffle,
+                                     negatives_per_pair=p.aggregation == "pairs", device=self.device)
+
+    def loss(self, batch: Batch, rows: dict, dense: dict):
+        p = self.params
+        u = self.project(batch.data["o"], dense)
+        per, _ = skipgram_scores(u, rows["ctx"], batch.data["mask"], p.window, p.negatives, p.aggregation,
+                                 p.attention_scale, negatives_per_pair=p.aggregation == "pairs")
+        return self.reduce(per)
+
+
+# ---------------------------------------------------------------- Figure 7
+
+
+def load_model(path) -> dict:
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=False)
+
+
+def attention_weights(model: dict, words: list[str], word_vectors: np.ndarray, word_ids: np.ndarray | None = None) -> dict:
+    """a_j (Eq. 13) of every centre of one sentence, from a saved BERT + Skip-gram model.
+
+    ``word_vectors`` are the teacher's last-layer vectors of the sentence's words (one teacher pass
+    of the sentence). Out-of-vocabulary words are dropped before windowing, as in training.
+    Returns the kept words and an n × n matrix (row: centre, column: context word; None outside
+    the window or on the diagonal).
+    """
+    import torch
+
+    index = {w: i for i, w in enumerate(model["words"])}
+    ids = np.array([index.get(w, -1) for w in words]) if word_ids is None else np.asarray(word_ids)
+    keep = np.flatnonzero(ids >= 0)
+    window = int(model["params"]["window"])
+    scale = float(model["params"].get("attention_scale", 1.0))
+    win = context_windows(np.zeros(len(keep), dtype=np.int64), window)
+    mask = torch.as_tensor(win >= 0)
+    with torch.no_grad():
+        o = torch.as_tensor(np.asarray(word_vectors)[keep], dtype=torch.float32)
+        u = o @ model["dense"]["U"].T
+        if "b" in model["dense"]:
+            u = u + model["dense"]["b"]
+        V = model["ctx"][torch.as_tensor(ids[keep])]
+        s = torch.einsum("bjd,bd->bj", V[torch.as_tensor(np.maximum(win, 0))], u) * scale
+        a = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=1).numpy()
+    n = len(keep)
+    matrix = [[None] * n for _ in range(n)]
+    for i in range(n):  # n ≤ a sentence: this loop only formats the output
+        for col, j in enumerate(win[i]):
+            if j >= 0:
+                matrix[i][j] = float(a[i, col])
+    return {"words": [words[k] for k in keep], "dropped": [words[k] for k in np.flatnonzero(ids < 0)],
+            "window": window, "weights": matrix}
+
+
+def teacher_word_vectors(teacher, words: list[str], vocab=None) -> tuple[np.ndarray, np.ndarray]:
+    """The teacher's last-layer word vectors of one sentence, through the one extraction path."""
+    from staticvec.teacher.features import FeatureExtractor, FeatureSpec, Part
+
+    spec = FeatureSpec(context="sentence", layers=(-1,), vector_dtype="float32")
+    extractor = FeatureExtractor(teacher, spec, vocab)
+    arrays = extractor.extract(Part(0, sentences=[list(words)], records=[0], paragraphs=[0]))
+    return arrays[f"word_vectors.{extractor.layers[0]}"], arrays["word_ids"]
