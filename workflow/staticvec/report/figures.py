@@ -445,7 +445,8 @@ def draw_curves(data: dict, entry: dict):
     ax.set_xlabel(entry.get("x_label", ""))
     ax.set_ylabel(entry.get("y_label", "score ×100"))
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    if data["series"]:
+        ax.legend(fontsize=8)
     ax.set_title(entry["title"], fontsize=10)
     return fig, {"spread": "±1 s.d. over seeds" if any_spread else None}
 
@@ -542,8 +543,7 @@ def draw_attention(words: list[str], matrix: np.ndarray, entry: dict):
     n = len(words)
     fig, ax = plt.subplots(figsize=(0.6 * n + 2.2, 0.55 * n + 1.8))
     masked = np.ma.masked_invalid(matrix)
-    cmap = plt.get_cmap("Blues").copy()
-    cmap.set_bad("0.92")  # outside the window / the centre itself
+    cmap = plt.get_cmap("Blues").with_extremes(bad="0.92")  # grey: outside the window / the centre itself
     image = ax.imshow(masked, cmap=cmap, vmin=0.0, vmax=max(1e-9, float(np.nanmax(matrix)) if np.isfinite(matrix).any() else 1.0))
     for i in range(n):
         for j in range(n):
@@ -599,9 +599,11 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
         seeds = sorted({s for fs in files.values() for s in map(_seed_of, fs) if s is not None})
         used.update({"sweep": _as_sweep(sweep).id, "metrics": entry["metrics"], "protocol": entry["protocol"],
                      "results": files, "seeds": seeds, "spread": extra.get("spread")})
-        ours = (f"Ours: {', '.join(metric_label(m) for m in entry['metrics'])}, protocol {entry['protocol']}, "
-                f"{'mean ± 1 s.d. over seeds ' + ','.join(map(str, seeds)) if extra.get('spread') else 'seed ' + ','.join(map(str, seeds)) if seeds else 'no results'}"
-                f"{'; gaps: no value (' + ', '.join(data['missing']) + ' not given)' if data['missing'] else ''}.")
+        seed_text = f" {','.join(map(str, seeds))}" if seeds else ""
+        how = f"mean ± 1 s.d. over seeds{seed_text}" if extra.get("spread") else f"seed{seed_text}" if seeds else ""
+        ours = f"Ours: {', '.join(metric_label(m) for m in entry['metrics'])}, protocol {entry['protocol']}"
+        ours += (f", {how}" if how else "") + (
+            f"; no result for {', '.join(data['missing'])} (gaps)" if data["missing"] else "") + "."
         if data["paper"]:
             ours += " Open diamonds: the paper's numbers (" + "; ".join(sorted({p["source"] for p in data["paper"]})) + ")."
     elif kind in ("tsne", "tsne3d"):
@@ -620,7 +622,8 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
                               "metric": "cosine", "dims": 3 if kind == "tsne3d" else 2}})
         seeds = sorted({s["seed"] for s in used["embeddings"].values() if s["seed"] is not None})
         ours = (f"Ours: t-SNE (cosine, perplexity ≤ {float(entry.get('perplexity', 10.0)):g}, random state "
-                f"{int(entry.get('seed', 0))}) of the words of {listed}; vectors of seed {','.join(map(str, seeds)) or '?'}.")
+                f"{int(entry.get('seed', 0))}) of the words of {listed}"
+                + (f"; vectors of seed {','.join(map(str, seeds))}." if seeds else "."))
     elif kind == "attention":
         if attention is None:
             raise StaticvecError(f"figure {fid}: no attention dump given (--attention)")
@@ -631,7 +634,8 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
         used.update({"embedding": entry["embedding"], "sentence": entry["sentence"],
                      "attention": None if isinstance(attention, dict) else str(attention),
                      "seed": _seed_of(None if isinstance(attention, dict) else str(attention))})
-        ours = (f"Ours: a_j of {entry['embedding']} (seed {used['seed']}) for \"{entry['sentence']}\"; "
+        seed = f" (seed {used['seed']})" if used["seed"] is not None else ""
+        ours = (f"Ours: a_j of {entry['embedding']}{seed} for \"{entry['sentence']}\"; "
                 "grey: outside the window or the centre word.")
     else:  # pragma: no cover - the schema allows no other kind
         raise StaticvecError(f"figure {fid}: unknown kind {kind!r}")
