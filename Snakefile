@@ -12,6 +12,9 @@ min_version("8.10")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/resources.smk"
 include: "workflow/rules/corpus.smk"

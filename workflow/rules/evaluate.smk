@@ -42,8 +42,10 @@ rule paper_table:
         sheet=W.tables_sheet,
         manifest=W.run_manifest,
     output:
-        csv=f"{R}/tables/{{paper}}/{{table}}.csv",
-        md=f"{R}/tables/{{paper}}/{{table}}.md",
+        csv=report(f"{R}/tables/{{paper}}/{{table}}.csv", caption="../report/table.rst", category="Tables",
+                   subcategory="{paper}", labels={"table": "{table}", "file": "csv"}),
+        md=report(f"{R}/tables/{{paper}}/{{table}}.md", caption="../report/table.rst", category="Tables",
+                  subcategory="{paper}", labels={"table": "{table}", "file": "md"}),
     params:
         results=lambda wc: W.table_result_args(f"{wc.paper}_{wc.table}"),
     log:

@@ -42,6 +42,8 @@ class Workflow:
         self.all_seeds = list(config.get("seeds") or [1])
         self.tables_sheet = sheets.get("tables", "config/tables.yaml")
         self._tables = None
+        self.figures_sheet = sheets.get("figures", "config/figures.yaml")
+        self._figures = None
         # torch rules ask the scheduler for a GPU (SLURM: --gpus=1) when the run is on GPUs
         self.use_gpu = config.get("device") == "cuda" or bool(config.get("teacher", {}).get("gpu"))
 
@@ -398,9 +400,113 @@ class Workflow:
         """Provenance of the run (config hash, commit, corpus, teachers, seeds): every table's caption."""
         return f"{self.results_dir}/manifest.json"
 
+    # ------------------------------------------------------------ figures
+    @property
+    def figures_spec(self) -> dict:
+        """The report sheet, checked against the embeddings sheet and the evaluation protocols."""
+        if self._figures is None:
+            from staticvec.report.figures import load_figures_spec
+
+            protocols = (self.config.get("evaluation") or {}).get("protocols")
+            self._figures = load_figures_spec(resolve_path(self.figures_sheet, self.root), self.sheet, protocols,
+                                              self.root)
+        return self._figures
+
+    @property
+    def figures(self) -> dict:
+        return self.figures_spec["figures"]
+
+    def figure_file(self, figure_id: str, suffix: str = "pdf") -> str:
+        """{R}/figures/<paper>/<figure>.<suffix> (pdf, png, manifest.json)."""
+        from staticvec.report.figures import figure_parts
+
+        paper, name = figure_parts(figure_id)
+        return f"{self.results_dir}/figures/{paper}/{name}.{suffix}"
+
+    def figure_entry(self, figure_id: str) -> dict:
+        try:
+            return self.figures[figure_id]
+        except KeyError:
+            raise StaticvecError(f"{self.figures_sheet}: no figure {figure_id!r}; known: {', '.join(self.figures)}") from None
+
+    def figure_results(self, figure_id: str) -> list[tuple[str, str]]:
+        """(id, file) pairs a figure reads: every seed's evaluation of every point of a curve or bar
+        chart; the first seed's vectors of every t-SNE panel."""
+        entry = self.figure_entry(figure_id)
+        if entry["kind"] in ("curve", "bars"):
+            sweep = self.sheet.sweeps[entry["sweep"]]
+            ids = [sweep.variant_id(b, v) for b in entry.get("bases") or sweep.bases for v in sweep.values]
+            return [(i, self.intrinsic_result(i, s, entry["protocol"])) for i in ids for s in self.seeds(i)]
+        if entry["kind"] in ("tsne", "tsne3d"):
+            return [(e, self.embedding(e, self.seeds(e)[0])) for e in entry["embeddings"]]
+        return []
+
+    def attention_dump(self, emb: str, seed="{seed}") -> str:
+        """BERT + Skip-gram's attention weights a_j on the figure sentences (Wang et al. Figure 7)."""
+        return f"{self.results_dir}/embeddings/{emb}/seed{seed}/attention.json"
+
+    def figure_inputs(self, figure_id: str) -> dict:
+        entry = self.figure_entry(figure_id)
+        inputs = {"sheet": self.figures_sheet, "manifest": self.run_manifest,
+                  "results": list(dict.fromkeys(path for _, path in self.figure_results(figure_id)))}
+        if entry.get("x") == "tokens":
+            inputs["corpus"] = self.manifest
+        if entry.get("words") or entry.get("pairs"):
+            inputs["words"] = entry.get("words") or entry.get("pairs")
+        if entry["kind"] == "attention":
+            inputs["attention"] = self.attention_dump(entry["embedding"], self.seeds(entry["embedding"])[0])
+        return inputs
+
+    def figure_args(self, figure_id: str) -> str:
+        """What `staticvec report figure` needs beyond the rule's files: the sweep, the result pairs."""
+        import dataclasses
+        import shlex
+
+        entry = self.figure_entry(figure_id)
+        inputs = self.figure_inputs(figure_id)
+        args = []
+        if entry["kind"] in ("curve", "bars"):
+            args += ["--sweep", json.dumps(dataclasses.asdict(self.sheet.sweeps[entry["sweep"]]), default=str)]
+        if "corpus" in inputs:
+            args += ["--corpus-manifest", inputs["corpus"]]
+        if "attention" in inputs:
+            args += ["--attention", inputs["attention"]]
+        args += [f"{rid}={path}" for rid, path in self.figure_results(figure_id)]
+        return shlex.join(args)
+
+    def figure_targets(self) -> list[str]:
+        return [self.figure_file(f) for f in self.selected("figures", list(self.figures))]
+
+    # ------------------------------------------------------------ summary
+    @property
+    def summary_protocols(self) -> list[str]:
+        return (self.figures_spec.get("summary") or {}).get("protocols", ["web"])
+
+    def summary_rows(self) -> list[dict]:
+        """The summary's rows: every main embedding of the sheet (sweep variants left out), sheet order."""
+        return [{"id": e, "method": s.method, "description": s.description}
+                for e, s in self.sheet.entries.items() if s.sweep is None]
+
+    def summary_results(self) -> list[tuple[str, str]]:
+        return [(f"{p}/{row['id']}", self.intrinsic_result(row["id"], s, p))
+                for p in self.summary_protocols for row in self.summary_rows() for s in self.seeds(row["id"])]
+
+    def summary_file(self, suffix: str = "md") -> str:
+        return f"{self.results_dir}/tables/summary.{suffix}"
+
+    def summary_args(self) -> str:
+        import shlex
+
+        rows = json.dumps(self.summary_rows(), sort_keys=True)
+        return shlex.join(["--rows", rows, *(f"{rid}={path}" for rid, path in self.summary_results())])
+
+    def summary_targets(self) -> list[str]:
+        return [self.summary_file("md")] if (self.config.get("targets") or {}).get("summary", True) else []
+
     # ------------------------------------------------------------ targets
     def final_targets(self) -> list[str]:
-        return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets()]
+        return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets(), *self.figure_targets(),
+                *self.summary_targets()]
 
 
 def _safe_id(name: str) -> str:

@@ -1,4 +1,5 @@
-"""``staticvec report ...``: the run manifest (provenance of every table and figure)."""
+"""``staticvec report ...``: the run manifest (provenance of every table and figure), one figure of the
+report sheet (``config/figures.yaml``), and the cross-paper summary table."""
 
 from __future__ import annotations
 
@@ -13,6 +14,34 @@ def register(subparsers) -> None:
     p.add_argument("--corpus-manifest", required=True, help="<results>/corpus/manifest.json")
     p.add_argument("--out", required=True)
     p.set_defaults(handler=_manifest)
+
+    p = sub.add_parser("figure", help="draw one figure of the report sheet (PDF + PNG + manifest)")
+    p.add_argument("results", nargs="*", metavar="ID=FILE",
+                   help="curves/bars: evaluation results by variant id (repeat an id for several seeds); "
+                        "t-SNE: vectors by embedding id")
+    p.add_argument("--spec", default="config/figures.yaml", help="the report sheet")
+    p.add_argument("--figure", required=True, help="figure id of the sheet, e.g. semglove_figure2a")
+    p.add_argument("--manifest", help="the run manifest (provenance caption)")
+    p.add_argument("--sweep", help="curves/bars: the sweep's definition as JSON (id, bases, param, values, linked)")
+    p.add_argument("--corpus-manifest", help="the corpus manifest (x: tokens)")
+    p.add_argument("--attention", help="attention figures: the attention dump (JSON)")
+    p.add_argument("--out-pdf", required=True)
+    p.add_argument("--out-png", required=True)
+    p.add_argument("--out-manifest", help="default: <out-pdf without .pdf>.manifest.json")
+    p.add_argument("--root", default=".", help="repository root the sheet's word lists are relative to")
+    p.set_defaults(handler=_figure)
+
+    p = sub.add_parser("summary", help="every main embedding on every intrinsic set: mean ± 95 %% CI over seeds")
+    p.add_argument("results", nargs="*", metavar="PROTOCOL/ID=RESULT.json",
+                   help="evaluation results by protocol and embedding id (repeat for several seeds)")
+    p.add_argument("--spec", default="config/figures.yaml", help="the report sheet (its summary block)")
+    p.add_argument("--rows", required=True, help='JSON list of {"id": ..., "method": ...}: the rows, in order')
+    p.add_argument("--manifest", help="the run manifest (caption)")
+    p.add_argument("--out-csv", required=True)
+    p.add_argument("--out-md", required=True)
+    p.add_argument("--out-html", help="also an HTML page (shown inline by snakemake --report)")
+    p.add_argument("--root", default=".")
+    p.set_defaults(handler=_summary)
 
 
 def _manifest(args) -> int:
@@ -37,4 +66,19 @@ def _manifest(args) -> int:
     record["provenance_caption"] = caption(record)
     write_json(args.out, record)
     print(record["provenance_caption"])
+    return 0
+
+
+def _figure(args) -> int:
+    from staticvec.report.figures import write_figure_from_args
+
+    record = write_figure_from_args(args)
+    print(record["caption"])
+    return 0
+
+
+def _summary(args) -> int:
+    from staticvec.report.summary import write_summary_from_args
+
+    write_summary_from_args(args)
     return 0

@@ -50,9 +50,7 @@ def class_vectors(emb, classes: list[tuple[str, str]]) -> tuple[list[tuple[str, 
 def tsne_points(embeddings: Mapping[str, object], classes: list[tuple[str, str]], seed: int = 0,
                 perplexity: float = 10.0, max_iter: int = 1000) -> dict:
     """{name: {"points": [(class, word, x, y), ...], "missing": [...]}}: t-SNE (cosine) per embedding."""
-    from inspect import signature
-
-    from sklearn.manifold import TSNE
+    from staticvec.report.figures import tsne_layout
 
     out = {}
     for name, emb in embeddings.items():
@@ -60,9 +58,6 @@ def tsne_points(embeddings: Mapping[str, object], classes: list[tuple[str, str]]
         if len(found) < 3:
             out[name] = {"points": [], "missing": missing}
             continue
-        iters = {"max_iter" if "max_iter" in signature(TSNE).parameters else "n_iter": max_iter}  # sklearn < 1.5
-        tsne = TSNE(n_components=2, perplexity=min(perplexity, (len(found) - 1) / 3), metric="cosine",
-                    init="pca", random_state=seed, method="exact", n_jobs=1, **iters)
-        xy = tsne.fit_transform(vectors.astype(np.float64))
+        xy = tsne_layout(vectors, 2, seed, perplexity, max_iter)
         out[name] = {"points": [(c, w, float(x), float(y)) for (c, w), (x, y) in zip(found, xy)], "missing": missing}
     return out

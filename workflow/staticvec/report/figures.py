@@ -1,0 +1,712 @@
+"""The papers' figures, redrawn from our results: development curves, bars, t-SNE maps (2-D and 3-D)
+and the attention heat map, each a PDF + PNG with a manifest beside it.
+
+The report sheet (``config/figures.yaml``, schema ``workflow/schemas/figures.schema.yaml``) lists the
+figures; :func:`load_figures_spec` validates it and, given the embeddings sheet, checks every sweep,
+embedding and word-list reference (a wrong id is an error naming the figure and the known ids).
+
+Data and drawing are separate: ``curve_data`` / ``bar_data`` / ``tsne_panels`` / ``attention_matrix``
+compute what is plotted (plain dicts, also written to the manifest), ``draw_*`` turn it into a
+matplotlib figure (headless Agg backend), and :func:`make_figure` writes
+``<figure>.pdf``, ``<figure>.png`` and ``<figure>.manifest.json`` (the run manifest's provenance plus
+what the figure used: embeddings, seeds, result files, metric, protocol, and the plotted numbers).
+The provenance caption line (corpus, teacher, seeds, config hash, commit, date) is drawn under
+every figure.
+
+Conventions: scores are multiplied by the figure's ``scale`` (100: the papers' Spearman ×100);
+several seeds give the mean and a ±1 s.d. bar; a value a result does not have (an OOV-only set, a
+missing run) is a gap in the line, never a zero.
+
+Command line (the figure rule)::
+
+    staticvec report figure --spec config/figures.yaml --figure semglove_figure2a --manifest M.json \\
+        --sweep '{"id": ..., "bases": ..., "param": ..., "values": ...}' \\
+        --out-pdf F.pdf --out-png F.png  glove~dim50=results/.../intrinsic.web.json ...
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from staticvec.errors import InputFileError, StaticvecError
+
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "figures.schema.yaml"
+FIGURE_ID = re.compile(r"^([a-z0-9]+)_(figure[0-9]+[a-z]?)$")
+
+#: printed names of the evaluation data sets (result keys of ``staticvec evaluate``)
+DATASET_LABELS = {
+    "ws353": "WS353", "ws353_sim": "WS353S", "ws353_rel": "WS353R", "simlex999": "SimLex-999", "rw": "RW",
+    "men": "MEN", "rg65": "RG65", "simverb3500": "SimVerb-3500", "google": "Google", "msr": "MSR",
+    "semeval2012": "SemEval-2012", "ap": "AP", "battig": "Battig", "esslli_n": "ESSLLI(N)", "esslli_v": "ESSLLI(V)",
+}
+_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
+            "#bcbd22"]
+_LINESTYLES = ["-", "--", ":", "-."]
+
+
+def metric_label(metric: str) -> str:
+    head, _, rest = metric.partition(".")
+    return DATASET_LABELS.get(head, head) + (f" ({rest})" if rest else "")
+
+
+def figure_parts(fid: str) -> tuple[str, str]:
+    """``semglove_figure2a`` -> (``semglove``, ``figure2a``): the figure's folder and file name."""
+    match = FIGURE_ID.match(fid)
+    if not match:
+        raise StaticvecError(f"figure id {fid!r} is not <paper>_figure<N>[a-z]")
+    return match.group(1), match.group(2)
+
+
+# ------------------------------------------------------------------ the sheet
+
+
+def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
+    """Read and validate the report sheet.
+
+    ``sheet`` (an :class:`~staticvec.sheets.EmbeddingSheet`) and ``protocols`` (config
+    ``evaluation.protocols``), when given, are checked against every reference; all problems are
+    reported at once.
+    """
+    import jsonschema
+
+    from staticvec.config import load_yaml
+    from staticvec.evaluate.datasets import DATASETS
+
+    path = Path(path)
+    spec = load_yaml(path) or {}
+    schema = load_yaml(SCHEMA)
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(spec), key=lambda e: list(map(str, e.path)))
+    if errors:
+        lines = "\n  - ".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors)
+        raise StaticvecError(f"{path}: invalid figures sheet:\n  - {lines}")
+    problems = []
+    root = Path(root)
+
+    def check_metrics(where, metrics):
+        unknown = [m for m in metrics if m.split(".")[0] not in DATASETS]
+        if unknown:
+            problems.append(f"{where}: {unknown} are not evaluation data sets ({', '.join(DATASETS)})")
+
+    def check_protocol(where, protocol):
+        if protocols is not None and protocol not in protocols:
+            problems.append(f"{where}: protocol {protocol!r} is not in config evaluation.protocols ({', '.join(protocols)})")
+
+    def check_embedding(where, emb):
+        if sheet is not None and emb not in sheet:
+            known = ", ".join(e for e in sheet.ids() if "~" not in e)
+            problems.append(f"{where}: embedding {emb!r} is not in {sheet.source} (known: {known})")
+
+    for fid, entry in spec["figures"].items():
+        where = f"{path}: figures.{fid}"
+        kind = entry["kind"]
+        if kind in ("curve", "bars"):
+            check_metrics(where + ".metrics", entry["metrics"])
+            check_protocol(where, entry["protocol"])
+            if sheet is not None:
+                sweep = sheet.sweeps.get(entry["sweep"])
+                if sweep is None:
+                    problems.append(f"{where}: sweep {entry['sweep']!r} is not in {sheet.source} "
+                                    f"(known: {', '.join(sheet.sweeps)})")
+                else:
+                    problems += _check_sweep_use(where, entry, sweep)
+        elif kind in ("tsne", "tsne3d"):
+            for emb in entry["embeddings"]:
+                check_embedding(where + ".embeddings", emb)
+            listed = entry.get("words") or entry.get("pairs")
+            if not (root / listed).is_file():
+                problems.append(f"{where}: word list {listed} not found")
+        elif kind == "attention":
+            check_embedding(where + ".embedding", entry["embedding"])
+            if sheet is not None and entry["embedding"] in sheet and sheet[entry["embedding"]].method != "bert_sg":
+                problems.append(f"{where}: attention weights exist only for method bert_sg, "
+                                f"not {sheet[entry['embedding']].method!r}")
+    summary = spec.get("summary") or {}
+    check_metrics(f"{path}: summary.columns", summary.get("columns", []))
+    for protocol in summary.get("protocols", []):
+        check_protocol(f"{path}: summary", protocol)
+    if problems:
+        raise StaticvecError("invalid figures sheet:\n  - " + "\n  - ".join(problems))
+    return spec
+
+
+def _check_sweep_use(where: str, entry: dict, sweep) -> list[str]:
+    problems = []
+    bases = entry.get("bases") or sweep.bases
+    extra = [b for b in bases if b not in sweep.bases]
+    if extra:
+        problems.append(f"{where}.bases: {extra} are not bases of sweep {sweep.id!r} ({', '.join(sweep.bases)})")
+    x = entry.get("x", "value")
+    if x in ("fraction", "tokens") and sweep.param != "fraction":
+        problems.append(f"{where}: x {x!r} needs a sweep over the corpus fraction; {sweep.id!r} sweeps {sweep.param!r}")
+    if x == "value" and entry["kind"] == "curve" and not all(_is_number(v) for v in sweep.values):
+        problems.append(f"{where}: sweep {sweep.id!r} has non-numeric values {sweep.values}; draw it as kind: bars")
+    if entry.get("annotate") and entry["annotate"] not in sweep.linked:
+        problems.append(f"{where}: annotate {entry['annotate']!r} is not a linked parameter of sweep {sweep.id!r} "
+                        f"({', '.join(sweep.linked) or 'none'})")
+    for k, point in enumerate(entry.get("paper") or []):
+        if point["base"] not in bases:
+            problems.append(f"{where}.paper[{k}]: base {point['base']!r} is not drawn ({', '.join(bases)})")
+        if not any(_same_value(point["value"], v) for v in sweep.values):
+            problems.append(f"{where}.paper[{k}]: value {point['value']!r} is not a value of sweep {sweep.id!r}")
+        if point["metric"] not in entry["metrics"]:
+            problems.append(f"{where}.paper[{k}]: metric {point['metric']!r} is not drawn ({', '.join(entry['metrics'])})")
+    return problems
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _same_value(a, b) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    try:
+        return math.isclose(float(a), float(b))
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+
+
+def value_text(value) -> str:
+    """A swept value as the sheet's ``value_labels`` keys write it (booleans lower-case)."""
+    return str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+# ------------------------------------------------------------------ data: curves and bars
+
+
+def _stats(values: list[float]) -> tuple[float, float | None, int]:
+    """(mean, sample s.d. or None, n) of the non-missing values; mean NaN when there are none."""
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    if not values:
+        return math.nan, None, 0
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None
+    return mean, sd, len(values)
+
+
+def shard_tokens(corpus_manifest: dict, fraction: float) -> int:
+    """Training tokens of the first ``fraction`` of the corpus shards (the corpus manifest's counts)."""
+    shards = corpus_manifest.get("shards") or []
+    if not shards:
+        raise StaticvecError("the corpus manifest lists no shards; cannot convert a corpus fraction to tokens")
+    k = round(fraction * len(shards))
+    if k < 1 or abs(k - fraction * len(shards)) > 1e-9:
+        raise StaticvecError(f"corpus fraction {fraction} is not a whole number of the {len(shards)} shards")
+    return int(sum(s["tokens"] for s in shards[:k]))
+
+
+def _load_runs(results: dict) -> dict[str, list[tuple[str | None, dict]]]:
+    """{result id: [(file or None, result dict), ...]} from ids mapped to files, dicts or lists of them."""
+    from staticvec.report.tables import _load_result
+
+    out = {}
+    for rid, items in results.items():
+        items = items if isinstance(items, (list, tuple)) else [items]
+        out[rid] = [(None if isinstance(i, dict) else str(i), _load_result(i)) for i in items]
+    return out
+
+
+def _value_of(run: dict, metric: str, scale: float) -> float | None:
+    from staticvec.report.tables import result_value
+
+    value = result_value(run, metric)[0]
+    return None if value is None or math.isnan(value) else value * scale
+
+
+def _point(runs: list[tuple[str | None, dict]], metric: str, scale: float) -> dict:
+    values = [_value_of(r, metric, scale) for _, r in runs]
+    mean, sd, n = _stats(values)
+    return {"y": mean, "sd": sd, "n": n, "runs": len(runs), "files": [f for f, _ in runs if f]}
+
+
+def curve_data(entry: dict, sweep, results: dict, corpus_manifest: dict | None = None, labels=None) -> dict:
+    """The lines of a development curve.
+
+    ``sweep``: the :class:`~staticvec.sheets.Sweep` (or its dict); ``results``: {variant id: result
+    file(s) or dict(s)}, one per seed. Returns {"series": [{base, metric, label, points: [{value, x, y,
+    sd, n, annotation, files}]}], "paper": [{base, metric, x, y, source}], "missing": [variant ids]}.
+    Points are in increasing x; y is NaN where no run has the metric (a gap).
+    """
+    sweep = _as_sweep(sweep)
+    scale = float(entry.get("scale", 100))
+    x_kind = entry.get("x", "value")
+    bases = entry.get("bases") or sweep.bases
+    metrics = entry["metrics"]
+    runs = _load_runs(results)
+    labels = labels or {}
+
+    def x_of(value) -> float:
+        if x_kind == "tokens":
+            if corpus_manifest is None:
+                raise StaticvecError("x: tokens needs the corpus manifest (--corpus-manifest)")
+            return float(shard_tokens(corpus_manifest, float(value)))
+        return float(value)
+
+    series, missing = [], []
+    for b, base in enumerate(bases):
+        for m, metric in enumerate(metrics):
+            points = []
+            for i, value in enumerate(sweep.values):
+                vid = sweep.variant_id(base, value)
+                if vid not in runs:
+                    missing.append(vid)
+                point = _point(runs.get(vid, []), metric, scale)
+                note = sweep.linked[entry["annotate"]][i] if entry.get("annotate") else None
+                points.append({"id": vid, "value": value, "x": x_of(value), "annotation": note, **point})
+            points.sort(key=lambda p: p["x"])
+            name = labels.get(base, base)
+            label = name if len(metrics) == 1 else metric_label(metric) if len(bases) == 1 else f"{name}, {metric_label(metric)}"
+            series.append({"base": base, "metric": metric, "label": label, "colour": b, "style": m, "points": points})
+    paper = [{**p, "x": x_of(p["value"])} for p in entry.get("paper") or []
+             if p["base"] in bases and p["metric"] in metrics]
+    return {"series": series, "paper": paper, "missing": sorted(set(missing))}
+
+
+def bar_data(entry: dict, sweep, results: dict, labels=None) -> dict:
+    """Grouped bars: one group per metric, one bar per (base, swept value); same point fields as curves."""
+    sweep = _as_sweep(sweep)
+    scale = float(entry.get("scale", 100))
+    bases = entry.get("bases") or sweep.bases
+    names = entry.get("value_labels") or {}
+    labels = labels or {}
+    runs = _load_runs(results)
+    bars, missing = [], []
+    for base in bases:
+        for value in sweep.values:
+            vid = sweep.variant_id(base, value)
+            if vid not in runs:
+                missing.append(vid)
+            name = names.get(value_text(value), f"{sweep.param} = {value_text(value)}")
+            label = name if len(bases) == 1 else f"{labels.get(base, base)}, {name}"
+            bars.append({"id": vid, "base": base, "value": value, "label": label,
+                         "points": {m: _point(runs.get(vid, []), m, scale) for m in entry["metrics"]}})
+    paper = [p for p in entry.get("paper") or [] if p["base"] in bases]
+    return {"metrics": list(entry["metrics"]), "bars": bars, "paper": paper, "missing": sorted(set(missing))}
+
+
+def _as_sweep(sweep):
+    from staticvec.sheets import Sweep
+
+    if isinstance(sweep, Sweep):
+        return sweep
+    data = json.loads(sweep) if isinstance(sweep, str) else dict(sweep)
+    return Sweep(data["id"], list(data["bases"]), data["param"], list(data["values"]), dict(data.get("linked") or {}),
+                 data.get("fraction"), data.get("description", ""))
+
+
+# ------------------------------------------------------------------ data: t-SNE
+
+
+def load_word_pairs(path) -> list[tuple[str, str]]:
+    """(first, second) word pairs in file order (``first TAB second``, ``#`` comments); errors name the line."""
+    from staticvec.files import open_any
+
+    pairs, seen = [], set()
+    with open_any(path, "rt") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2 or not all(parts) or any(" " in p for p in parts) or parts[0] == parts[1]:
+                raise InputFileError(path, "expected 'word TAB word' (two different words)", lineno)
+            for word in parts:
+                if word in seen:
+                    raise InputFileError(path, f"word {word!r} is listed twice", lineno)
+                seen.add(word)
+            pairs.append((parts[0], parts[1]))
+    if not pairs:
+        raise InputFileError(path, "no pairs listed")
+    return pairs
+
+
+def tsne_layout(vectors: np.ndarray, n_components: int = 2, seed: int = 0, perplexity: float = 10.0,
+                max_iter: int = 1000) -> np.ndarray:
+    """t-SNE coordinates (cosine distance, PCA start, exact gradient, fixed random state).
+
+    The perplexity is capped at (n - 1) / 3 so that it stays below the number of points, as
+    scikit-learn requires (its effective neighbourhood is about 3 × perplexity points).
+    """
+    from inspect import signature
+
+    from sklearn.manifold import TSNE
+
+    n = len(vectors)
+    if n < 3:
+        raise StaticvecError(f"t-SNE needs at least 3 points, got {n}")
+    iters = {"max_iter" if "max_iter" in signature(TSNE).parameters else "n_iter": max_iter}  # sklearn < 1.5
+    tsne = TSNE(n_components=n_components, perplexity=min(perplexity, (n - 1) / 3), metric="cosine", init="pca",
+                random_state=seed, method="exact", n_jobs=1, **iters)
+    return tsne.fit_transform(np.asarray(vectors, dtype=np.float64))
+
+
+def tsne_panel(emb, entry: dict, root=".") -> dict:
+    """One panel's points: {"points": [{"word", "group", "coords"}], "pairs": [[i, j]], "missing": [...]}.
+
+    With ``words`` (class TAB word) the group is the class; with ``pairs`` each pair is a group and is
+    drawn only when both words are in the embedding (a lone word has no partner to join).
+    """
+    from staticvec.report.semglove_figure3 import class_vectors, load_word_classes
+
+    dims = 3 if entry["kind"] == "tsne3d" else 2
+    if entry.get("words"):
+        found, vectors, missing = class_vectors(emb, load_word_classes(Path(root) / entry["words"]))
+        items, links = [(c, w) for c, w in found], []
+    else:
+        pairs = load_word_pairs(Path(root) / entry["pairs"])
+        complete = [(a, b) for a, b in pairs if a in emb and b in emb]
+        missing = [w for a, b in pairs for w in (a, b) if w not in emb]
+        items = [(f"{a}/{b}", w) for a, b in complete for w in (a, b)]
+        links = [[2 * k, 2 * k + 1] for k in range(len(complete))]
+        unit = emb.unit_vectors()
+        rows = np.array([emb.get_index(w) for _, w in items], dtype=np.int64)
+        vectors = unit[rows] if len(rows) else np.zeros((0, emb.dim), np.float32)
+    if len(items) < 3:
+        return {"points": [], "pairs": [], "missing": missing, "dims": dims}
+    coords = tsne_layout(vectors, dims, int(entry.get("seed", 0)), float(entry.get("perplexity", 10.0)))
+    points = [{"group": g, "word": w, "coords": [float(c) for c in xyz]} for (g, w), xyz in zip(items, coords)]
+    return {"points": points, "pairs": links, "missing": missing, "dims": dims}
+
+
+# ------------------------------------------------------------------ data: attention
+
+
+def attention_matrix(data: dict, sentence: str | None = None) -> tuple[list[str], np.ndarray]:
+    """(words, n × n weights with NaN outside the window) from an attention dump.
+
+    Accepts ``{"words": [...], "weights": [[...]]}`` (row: centre word, column: context word; null
+    outside the window) or the trainer's ``{"sentences": [{"sentence", "words", "weights"}, ...]}``,
+    from which the entry of ``sentence`` is taken.
+    """
+    if "sentences" in data:
+        entries = data["sentences"]
+        chosen = [e for e in entries if sentence is None or e.get("sentence") == sentence]
+        if not chosen:
+            have = "; ".join(repr(e.get("sentence")) for e in entries)
+            raise StaticvecError(f"the attention dump has no sentence {sentence!r} (it has: {have})")
+        data = chosen[0]
+    words, weights = data.get("words"), data.get("weights")
+    if not isinstance(words, list) or not isinstance(weights, list) or len(weights) != len(words) \
+            or any(not isinstance(r, list) or len(r) != len(words) for r in weights):
+        raise StaticvecError("attention dump: expected 'words' (n) and 'weights' (n × n, null outside the window)")
+    matrix = np.array([[math.nan if v is None else float(v) for v in row] for row in weights], dtype=np.float64)
+    return list(words), matrix
+
+
+# ------------------------------------------------------------------ drawing
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # headless: no display on cluster nodes
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def draw_curves(data: dict, entry: dict):
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    any_spread = False
+    for s in data["series"]:
+        xs = np.array([p["x"] for p in s["points"]], dtype=float)
+        ys = np.array([p["y"] for p in s["points"]], dtype=float)
+        sds = np.array([p["sd"] if p["sd"] is not None else 0.0 for p in s["points"]], dtype=float)
+        colour = _COLOURS[s["colour"] % len(_COLOURS)]
+        style = _LINESTYLES[s["style"] % len(_LINESTYLES)]
+        # NaN breaks the line: a missing value is a gap, never a zero
+        ax.plot(xs, ys, style, marker="o", color=colour, label=s["label"])
+        if any(p["sd"] is not None for p in s["points"]):
+            any_spread = True
+            ax.errorbar(xs, ys, yerr=sds, fmt="none", ecolor=colour, capsize=3, linewidth=1)
+        for p in s["points"]:
+            if p["annotation"] is not None and not math.isnan(p["y"]):
+                ax.annotate(f"{entry['annotate']}={p['annotation']:g}", (p["x"], p["y"]), textcoords="offset points",
+                            xytext=(4, -11), fontsize=7, color=colour)
+    colour_of = {s["base"]: _COLOURS[s["colour"] % len(_COLOURS)] for s in data["series"]}
+    for k, p in enumerate(data["paper"]):
+        ax.plot([p["x"]], [p["y"]], linestyle="none", marker="D", markerfacecolor="none", markersize=8,
+                color=colour_of.get(p["base"], "black"), label="paper" if k == 0 else None)
+    if entry.get("x_log"):
+        ax.set_xscale("log")
+    xs = sorted({p["x"] for s in data["series"] for p in s["points"]})
+    if xs and len(xs) <= 10:
+        ax.set_xticks(xs)
+        ax.set_xticklabels([_tick(x, entry.get("x", "value")) for x in xs])
+        ax.minorticks_off()
+    ax.set_xlabel(entry.get("x_label", ""))
+    ax.set_ylabel(entry.get("y_label", "score ×100"))
+    ax.grid(True, alpha=0.3)
+    if data["series"]:
+        ax.legend(fontsize=8)
+    ax.set_title(entry["title"], fontsize=10)
+    return fig, {"spread": "±1 s.d. over seeds" if any_spread else None}
+
+
+def _tick(x: float, kind: str) -> str:
+    if kind == "tokens":
+        return f"{x / 1e9:.2g}B" if x >= 1e9 else f"{x / 1e6:.3g}M" if x >= 1e6 else f"{x / 1e3:.3g}k"
+    return f"{x:g}"
+
+
+def draw_bars(data: dict, entry: dict):
+    plt = _pyplot()
+    metrics, bars = data["metrics"], data["bars"]
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(metrics) + 2), 4.2))
+    width = 0.8 / max(1, len(bars))
+    centres = {}
+    for k, bar in enumerate(bars):
+        xs = np.arange(len(metrics)) + (k - (len(bars) - 1) / 2) * width
+        ys = [bar["points"][m]["y"] for m in metrics]
+        err = [bar["points"][m]["sd"] or 0.0 for m in metrics]
+        has_sd = any(bar["points"][m]["sd"] is not None for m in metrics)
+        ax.bar(xs, np.nan_to_num(ys, nan=0.0), width, yerr=err if has_sd else None, capsize=3,
+               color=_COLOURS[k % len(_COLOURS)], label=bar["label"])
+        for x, y in zip(xs, ys):
+            if math.isnan(y):  # no number: say so instead of drawing a zero-height bar as a result
+                ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=7)
+        for m, x in zip(metrics, xs):
+            centres[(bar["base"], value_text(bar["value"]), m)] = x
+    for k, p in enumerate(data["paper"]):
+        x = centres.get((p["base"], value_text(p["value"]), p["metric"]))
+        if x is not None:
+            ax.plot([x], [p["y"]], linestyle="none", marker="D", markerfacecolor="none", markersize=8, color="black",
+                    label="paper" if k == 0 else None)
+    ax.set_xticks(np.arange(len(metrics)))
+    ax.set_xticklabels([metric_label(m) for m in metrics])
+    ax.set_ylabel(entry.get("y_label", "score ×100"))
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(entry["title"], fontsize=10)
+    return fig, {}
+
+
+def draw_tsne(panels: dict, entry: dict, labels=None):
+    """One panel per embedding; class colours (word lists) or pairs joined by a line (pair lists)."""
+    plt = _pyplot()
+    labels = labels or {}
+    three_d = entry["kind"] == "tsne3d"
+    n = len(panels)
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig = plt.figure(figsize=(4.6 * cols, 4.4 * rows + 0.6))
+    by_pairs = bool(entry.get("pairs"))
+    groups = list(dict.fromkeys(p["group"] for panel in panels.values() for p in panel["points"]))
+    colour_of = {g: _COLOURS[k % len(_COLOURS)] for k, g in enumerate(groups)}
+    for k, (name, panel) in enumerate(panels.items()):
+        ax = fig.add_subplot(rows, cols, k + 1, projection="3d" if three_d else None)
+        pts = panel["points"]
+        coords = np.array([p["coords"] for p in pts]) if pts else np.zeros((0, 3 if three_d else 2))
+        if by_pairs:
+            # first word of a pair (male) blue, second (female) red, joined by a grey line
+            for i, j in panel["pairs"]:
+                ax.plot(*[[coords[i, d], coords[j, d]] for d in range(coords.shape[1])], color="0.6", linewidth=0.8)
+            for pos in (0, 1):
+                idx = [pair[pos] for pair in panel["pairs"]]
+                if idx:
+                    ax.scatter(*[coords[idx, d] for d in range(coords.shape[1])], s=14,
+                               color=_COLOURS[0] if pos == 0 else _COLOURS[1])
+        else:
+            for g in groups:
+                idx = [i for i, p in enumerate(pts) if p["group"] == g]
+                if idx:
+                    ax.scatter(*[coords[idx, d] for d in range(coords.shape[1])], s=14, color=colour_of[g],
+                               label=g if k == 0 else None)
+        for i, p in enumerate(pts):
+            ax.text(*coords[i], p["word"], fontsize=6)
+        title = labels.get(name, name)
+        if panel["missing"]:
+            title += f"\n({len(panel['missing'])} listed words not in the vocabulary)"
+        if not pts:
+            title += "\n(fewer than 3 words found: no map)"
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if three_d:
+            ax.set_zticks([])
+    if not by_pairs and groups:
+        fig.legend(loc="upper right", fontsize=7, ncol=1)
+    fig.suptitle(entry["title"], fontsize=10)
+    return fig, {}
+
+
+def draw_attention(words: list[str], matrix: np.ndarray, entry: dict):
+    plt = _pyplot()
+    n = len(words)
+    fig, ax = plt.subplots(figsize=(0.6 * n + 2.2, 0.55 * n + 1.8))
+    masked = np.ma.masked_invalid(matrix)
+    cmap = plt.get_cmap("Blues").with_extremes(bad="0.92")  # grey: outside the window / the centre itself
+    image = ax.imshow(masked, cmap=cmap, vmin=0.0, vmax=max(1e-9, float(np.nanmax(matrix)) if np.isfinite(matrix).any() else 1.0))
+    for i in range(n):
+        for j in range(n):
+            if np.isfinite(matrix[i, j]):
+                ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=6,
+                        color="white" if matrix[i, j] > 0.6 * np.nanmax(matrix) else "black")
+    ax.set_xticks(range(n))
+    ax.set_xticklabels(words, rotation=45, ha="right")
+    ax.set_yticks(range(n))
+    ax.set_yticklabels(words)
+    ax.set_xlabel("context word")
+    ax.set_ylabel("centre word")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="a_j")
+    ax.set_title(entry["title"], fontsize=9)
+    return fig, {}
+
+
+def add_caption(fig, lines: list[str], width: int = 130) -> None:
+    """Write the caption lines under the figure (they are kept by ``bbox_inches='tight'``)."""
+    text = "\n".join(textwrap.fill(line, width) for line in lines if line)
+    fig.text(0.01, -0.01, text, ha="left", va="top", fontsize=6.5, family="sans-serif")
+
+
+# ------------------------------------------------------------------ one figure
+
+
+def _seed_of(path: str | None):
+    match = re.search(r"/seed(\d+)/", path or "")
+    return int(match.group(1)) if match else None
+
+
+def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_manifest=None, sweep=None,
+                results: dict | None = None, embeddings: dict | None = None, attention=None,
+                corpus_manifest: dict | None = None, labels: dict | None = None, root=".") -> dict:
+    """Draw figure ``fid`` of the sheet and write PDF, PNG and the manifest; returns the manifest record.
+
+    ``results``: {variant id: [result files]} (curves, bars); ``embeddings``: {embedding id: vectors
+    file} (t-SNE, one seed); ``attention``: the attention dump (file or dict); ``manifest``: the run
+    manifest (provenance).
+    """
+    from staticvec.embeddings import Embeddings
+    from staticvec.files import atomic_path, sha256_of, write_json
+
+    labels = {**(labels or {}), **(entry.get("labels") or {})}
+    kind = entry["kind"]
+    used: dict = {"kind": kind}
+    if kind in ("curve", "bars"):
+        results = results or {}
+        data = curve_data(entry, sweep, results, corpus_manifest, labels) if kind == "curve" \
+            else bar_data(entry, sweep, results, labels)
+        fig, extra = (draw_curves if kind == "curve" else draw_bars)(data, entry)
+        files = {rid: [str(f) for f in (v if isinstance(v, (list, tuple)) else [v])] for rid, v in results.items()}
+        seeds = sorted({s for fs in files.values() for s in map(_seed_of, fs) if s is not None})
+        used.update({"sweep": _as_sweep(sweep).id, "metrics": entry["metrics"], "protocol": entry["protocol"],
+                     "results": files, "seeds": seeds, "spread": extra.get("spread")})
+        seed_text = f" {','.join(map(str, seeds))}" if seeds else ""
+        how = f"mean ± 1 s.d. over seeds{seed_text}" if extra.get("spread") else f"seed{seed_text}" if seeds else ""
+        ours = f"Ours: {', '.join(metric_label(m) for m in entry['metrics'])}, protocol {entry['protocol']}"
+        ours += (f", {how}" if how else "") + (
+            f"; no result for {', '.join(data['missing'])} (gaps)" if data["missing"] else "") + "."
+        if data["paper"]:
+            ours += " Open diamonds: the paper's numbers (" + "; ".join(sorted({p["source"] for p in data["paper"]})) + ")."
+    elif kind in ("tsne", "tsne3d"):
+        embeddings = embeddings or {}
+        missing = [e for e in entry["embeddings"] if e not in embeddings]
+        if missing:
+            raise StaticvecError(f"figure {fid}: no vectors given for {missing}")
+        panels = {e: tsne_panel(Embeddings.load(embeddings[e]), entry, root) for e in entry["embeddings"]}
+        data = {"panels": panels}
+        fig, _ = draw_tsne(panels, entry, labels)
+        listed = entry.get("words") or entry.get("pairs")
+        used.update({"embeddings": {e: {"file": str(embeddings[e]), "seed": _seed_of(str(embeddings[e]))}
+                                    for e in entry["embeddings"]},
+                     "word_list": {"file": listed, "sha256": sha256_of(Path(root) / listed)},
+                     "tsne": {"seed": int(entry.get("seed", 0)), "perplexity": float(entry.get("perplexity", 10.0)),
+                              "metric": "cosine", "dims": 3 if kind == "tsne3d" else 2}})
+        seeds = sorted({s["seed"] for s in used["embeddings"].values() if s["seed"] is not None})
+        ours = (f"Ours: t-SNE (cosine, perplexity ≤ {float(entry.get('perplexity', 10.0)):g}, random state "
+                f"{int(entry.get('seed', 0))}) of the words of {listed}"
+                + (f"; vectors of seed {','.join(map(str, seeds))}." if seeds else "."))
+    elif kind == "attention":
+        if attention is None:
+            raise StaticvecError(f"figure {fid}: no attention dump given (--attention)")
+        raw = json.loads(Path(attention).read_text(encoding="utf-8")) if not isinstance(attention, dict) else attention
+        words, matrix = attention_matrix(raw, entry["sentence"])
+        data = {"words": words, "weights": [[None if math.isnan(v) else v for v in row] for row in matrix.tolist()]}
+        fig, _ = draw_attention(words, matrix, entry)
+        used.update({"embedding": entry["embedding"], "sentence": entry["sentence"],
+                     "attention": None if isinstance(attention, dict) else str(attention),
+                     "seed": _seed_of(None if isinstance(attention, dict) else str(attention))})
+        seed = f" (seed {used['seed']})" if used["seed"] is not None else ""
+        ours = (f"Ours: a_j of {entry['embedding']}{seed} for \"{entry['sentence']}\"; "
+                "grey: outside the window or the centre word.")
+    else:  # pragma: no cover - the schema allows no other kind
+        raise StaticvecError(f"figure {fid}: unknown kind {kind!r}")
+    made = manifest.get("provenance_caption")
+    lines = [entry.get("caption", "").strip(), ours, f"Made with: {made}." if made else "Made with: (no run manifest)."]
+    add_caption(fig, lines)
+    try:
+        for out, fmt in ((out_pdf, "pdf"), (out_png, "png")):
+            with atomic_path(out) as tmp:
+                fig.savefig(tmp, format=fmt, bbox_inches="tight", dpi=200 if fmt == "png" else None,
+                            metadata={"Title": entry["title"]} if fmt == "pdf" else None)
+    finally:
+        _pyplot().close(fig)
+    record = {
+        "figure": fid,
+        "title": entry["title"],
+        "caption": " ".join(line for line in lines if line),
+        "files": {"pdf": str(out_pdf), "png": str(out_png)},
+        "spec": entry,
+        "used": used,
+        "provenance": {k: v for k, v in manifest.items() if k != "provenance_caption"},
+        "provenance_caption": made,
+        "data": _jsonable(data),
+    }
+    if out_manifest is None:
+        out_manifest = re.sub(r"\.pdf$", "", str(out_pdf)) + ".manifest.json"
+    write_json(out_manifest, record)
+    return record
+
+
+def _jsonable(value):
+    """NaN -> None so the manifest is strict JSON."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    return value
+
+
+def parse_results(items) -> dict[str, list[str]]:
+    """``ID=FILE`` arguments -> {id: [files]} (an id repeated for several seeds)."""
+    results: dict[str, list[str]] = {}
+    for item in items or []:
+        key, sep, path = item.partition("=")
+        if not sep or not key or not path:
+            raise StaticvecError(f"expected ID=FILE, got {item!r}")
+        results.setdefault(key, []).append(path)
+    return results
+
+
+def write_figure_from_args(args) -> dict:
+    """The ``staticvec report figure`` handler's work (kept here so the CLI stays thin)."""
+    from staticvec.files import read_json
+
+    spec = load_figures_spec(args.spec, root=args.root)
+    if args.figure not in spec["figures"]:
+        raise StaticvecError(f"{args.spec}: no figure {args.figure!r}; known: {', '.join(spec['figures'])}")
+    entry = spec["figures"][args.figure]
+    manifest = read_json(args.manifest) if args.manifest else {}
+    pairs = parse_results(args.results)
+    kind = entry["kind"]
+    if kind in ("curve", "bars") and not args.sweep:
+        raise StaticvecError(f"figure {args.figure} ({kind}) needs --sweep (the sweep's definition as JSON)")
+    embeddings = {k: v[0] for k, v in pairs.items()} if kind in ("tsne", "tsne3d") else None
+    return make_figure(
+        args.figure, entry, manifest, out_pdf=args.out_pdf, out_png=args.out_png, out_manifest=args.out_manifest,
+        sweep=args.sweep, results=pairs if kind in ("curve", "bars") else None, embeddings=embeddings,
+        attention=args.attention, corpus_manifest=read_json(args.corpus_manifest) if args.corpus_manifest else None,
+        labels=spec.get("labels"), root=args.root,
+    )
