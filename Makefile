@@ -13,7 +13,7 @@ SNAKEMAKE_ARGS ?=
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup run test dry-run report clean-results
+.PHONY: setup run test dry-run report reference
 
 setup: $(VENV)/.installed
 
@@ -37,3 +37,8 @@ test: setup
 
 report: setup
 	snakemake --report report.html $(SNAKEMAKE_ARGS)
+
+# refresh the committed reference run (results/reference/) from a finished default run
+reference: setup
+	snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
+	staticvec report reference --run results/default --out results/reference

@@ -84,6 +84,10 @@ def test_classify_writes_scores_per_dataset_and_seed(data_dir, vectors, tmp_path
     assert mr["oov"]["oov_tokens"] == 0
     assert (trec["oov"]["oov_tokens"], trec["oov"]["oov_types"]) == (200, 1)  # "?" has no vector
     assert result["average"]["datasets"] == ["mr", "trec"]
+    # the tables sheet reads <set>.f1 / <set>.accuracy from the 'results' mapping
+    from staticvec.report.tables import result_value
+    assert result_value(result, "trec.f1")[0] == trec["macro_f1"]["mean"]
+    assert result_value(result, "mr.accuracy")[0] == mr["accuracy"]["mean"]
     assert "mr" in capsys.readouterr().out
 
 

@@ -99,5 +99,5 @@ def test_rule_files_resolve_every_semglove_target(shared_data):
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.M))
     assert jobs["semglove_cooc_shard"] == "8"  # one job per shard builds every variant
     assert jobs["semglove_words"] == "2" and jobs["semglove_merge_pieces"] == "2"  # md, md.2of8
-    assert jobs["semglove_restrict"] == "2" and jobs["cooc_window_merge_fraction"] == "1"
+    assert jobs["semglove_restrict"] == "2" and jobs["cooc_window_merge"] == "2"  # window5 and window5.4of8
     assert jobs["train_glove"] == "2" and jobs["semglove_table5_counts"] == "1"

@@ -41,7 +41,8 @@ def test_feature_flags_parse_back_into_the_cli(config):
     plan = TeacherPlan(config)
     args = parse(plan.feature_args("minilm", "sentence"))
     assert (args.context, args.layers, args.attention_window, args.mlm_topk) == ("sentence", [-1], 5, 11)
-    assert args.sentence_vectors and args.special_tokens and not args.ase and args.min_count == 5
+    assert args.sentence_vectors and args.special_tokens and args.min_count == 5
+    assert args.ase == config["teacher"]["feature_sets"]["sentence"]["ase"]  # ASE sums ride on this pass by default
     ase = parse(plan.feature_args("minilm", "ase"))
     assert ase.ase and not ase.special_tokens and ase.layers == [] and ase.ase_max_words == 20000
     para = parse(plan.feature_args("minilm", "paragraph"))

@@ -489,4 +489,8 @@ def classify(
         "settings": asdict(settings),
         "datasets": results,
         "average": {"datasets": list(datasets), **average},
+        # what the tables sheet reads (<set>.f1, <set>.accuracy): test means over the seeds
+        "results": {name: {metric: {"score": r[key]["mean"], "sd": r[key]["std"]}
+                           for metric, key in (("f1", "macro_f1"), ("accuracy", "accuracy"))}
+                    for name, r in results.items()},
     }

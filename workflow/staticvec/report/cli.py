@@ -43,6 +43,12 @@ def register(subparsers) -> None:
     p.add_argument("--root", default=".")
     p.set_defaults(handler=_summary)
 
+    p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
+                                         "wall times (results/reference/)")
+    p.add_argument("--run", required=True, help="the run's results directory, e.g. results/default")
+    p.add_argument("--out", required=True, help="e.g. results/reference")
+    p.set_defaults(handler=_reference)
+
 
 def _manifest(args) -> int:
     from staticvec.files import read_json, write_json
@@ -81,4 +87,12 @@ def _summary(args) -> int:
     from staticvec.report.summary import write_summary_from_args
 
     write_summary_from_args(args)
+    return 0
+
+
+def _reference(args) -> int:
+    from staticvec.report.reference import publish, timings_markdown
+
+    manifest = publish(args.run, args.out)
+    print(timings_markdown(manifest["timings"]), end="")
     return 0

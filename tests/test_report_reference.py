@@ -1,0 +1,54 @@
+"""Reference publishing: stage timings summed from benchmark files, only small outputs copied."""
+
+import os
+
+import pytest
+
+from staticvec.errors import InputFileError
+from staticvec.files import read_json, write_json
+from staticvec.report.reference import publish, stage_timings
+
+HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+
+
+def bench(path, seconds, cpu, rss, end):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(HEADER + f"{seconds}\t0:00:00\t{rss}\t0\t0\t0\t0\t0\t0\t{cpu}\n")
+    os.utime(path, (end, end))
+
+
+def make_run(root):
+    bench(root / "benchmarks/corpus/prepare.tsv", 10.0, 8.0, 100, end=1000)
+    bench(root / "benchmarks/train/glove/seed1.tsv", 30.0, 50.0, 700, end=1050)
+    bench(root / "benchmarks/train/sg/seed1.tsv", 20.0, 19.5, 300, end=1040)
+    write_json(root / "manifest.json", {"config_hash": "abc"})
+    (root / "tables/semglove").mkdir(parents=True)
+    (root / "tables/semglove/table1.md").write_text("| a |\n")
+    (root / "embeddings/glove/seed1").mkdir(parents=True)
+    (root / "embeddings/glove/seed1/vectors.bin").write_bytes(b"big")
+
+
+def test_stage_timings_sum_jobs_and_span_the_run(tmp_path):
+    make_run(tmp_path)
+    t = stage_timings(tmp_path / "benchmarks")
+    assert t["stages"]["train"] == {"jobs": 2, "wall_s": 50.0, "cpu_s": 69.5, "longest_job_s": 30.0,
+                                    "longest_job": "train/glove/seed1", "max_rss_mb": 700.0}
+    assert t["stages"]["corpus"]["jobs"] == 1 and t["jobs"] == 3 and t["work_s"] == 60.0
+    # first start: prepare 1000 - 10 = 990; last end: 1050
+    assert t["run_wall_s"] == 60.0
+
+
+def test_publish_copies_tables_and_manifest_but_not_vectors(tmp_path):
+    run, out = tmp_path / "run", tmp_path / "reference"
+    make_run(run)
+    manifest = publish(run, out)
+    assert (out / "tables/semglove/table1.md").read_text() == "| a |\n"
+    assert not (out / "embeddings").exists()
+    saved = read_json(out / "manifest.json")
+    assert saved["config_hash"] == "abc" and saved["timings"]["jobs"] == 3 == manifest["timings"]["jobs"]
+    assert "train | 2 | 0:00:50" in (out / "timings.md").read_text()
+
+
+def test_publish_refuses_an_unfinished_run(tmp_path):
+    with pytest.raises(InputFileError, match="manifest.json"):
+        publish(tmp_path, tmp_path / "out")

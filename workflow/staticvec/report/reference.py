@@ -1,0 +1,112 @@
+"""The committed reference run (``results/reference/``): per-stage wall times from Snakemake's
+benchmark files, and the copy of a finished run's tables, figures and manifests.
+
+A stage is the first directory under ``<run>/benchmarks/`` (corpus, teacher, cooc, train, post, eval,
+...); a job's time is the ``s`` column of its benchmark file (wall seconds of the job's command).
+Summed per stage this is the *work* of the stage; with ``--cores N`` jobs overlap, so the run's wall
+time (first job start to last job end, from the benchmark files' modification times) is given too.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+from staticvec.errors import InputFileError
+from staticvec.files import atomic_open, read_json, write_json
+
+# what a reader of results/reference/ needs; big artefacts (vectors, features, stores) never go there
+PUBLISHED = ("tables/**/*.md", "tables/**/*.csv", "tables/**/*.html", "figures/**/*.pdf",
+             "figures/**/*.png", "figures/**/*.manifest.json", "manifest.json", "corpus/manifest.json")
+
+
+def read_benchmark(path: Path) -> dict:
+    """One Snakemake benchmark file (a TSV header + one row per repeat); the first repeat."""
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    if not rows or "s" not in rows[0]:
+        raise InputFileError(path, "not a Snakemake benchmark file (no 's' column)")
+    row = rows[0]
+    return {"s": float(row["s"]), "cpu_time": _float(row.get("cpu_time")), "max_rss": _float(row.get("max_rss"))}
+
+
+def _float(value) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def stage_timings(benchmarks: str | Path) -> dict:
+    """Per stage: jobs, summed wall and CPU seconds, the longest job, the largest peak RSS."""
+    root = Path(benchmarks)
+    files = sorted(root.rglob("*.tsv"))
+    if not files:
+        raise InputFileError(root, "no benchmark files (run the workflow first)")
+    stages: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0,
+                                                   "longest_job_s": 0.0, "longest_job": None, "max_rss_mb": 0.0})
+    ends, starts = [], []
+    for path in files:
+        bench = read_benchmark(path)
+        rel = path.relative_to(root)
+        stage = rel.parts[0] if len(rel.parts) > 1 else "other"
+        entry = stages[stage]
+        entry["jobs"] += 1
+        entry["wall_s"] += bench["s"]
+        entry["cpu_s"] += bench["cpu_time"] or 0.0
+        entry["max_rss_mb"] = max(entry["max_rss_mb"], bench["max_rss"] or 0.0)
+        if bench["s"] >= entry["longest_job_s"]:
+            entry["longest_job_s"], entry["longest_job"] = bench["s"], str(rel.with_suffix(""))
+        end = path.stat().st_mtime
+        ends.append(end)
+        starts.append(end - bench["s"])
+    out = {k: {**v, "wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1)} for k, v in sorted(stages.items())}
+    return {"stages": out,
+            "jobs": sum(v["jobs"] for v in out.values()),
+            "work_s": round(sum(v["wall_s"] for v in out.values()), 1),
+            "run_wall_s": round(max(ends) - min(starts), 1)}
+
+
+def timings_markdown(timings: dict) -> str:
+    lines = ["| stage | jobs | work (sum of job wall times) | CPU | longest job | peak RSS |",
+             "| --- | ---: | ---: | ---: | --- | ---: |"]
+    for stage, v in timings["stages"].items():
+        lines.append(f"| {stage} | {v['jobs']} | {_hms(v['wall_s'])} | {_hms(v['cpu_s'])} | "
+                     f"{v['longest_job']} ({_hms(v['longest_job_s'])}) | {v['max_rss_mb']:.0f} MB |")
+    lines.append(f"| **all** | {timings['jobs']} | {_hms(timings['work_s'])} | | | |")
+    lines.append("")
+    lines.append(f"Run wall time (first job start to last job end): **{_hms(timings['run_wall_s'])}**.")
+    return "\n".join(lines) + "\n"
+
+
+def _hms(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def publish(run: str | Path, out: str | Path) -> dict:
+    """Copy a finished run's tables, figures and manifests to ``out`` and write its stage timings
+    into ``out/manifest.json`` (under ``timings``) and ``out/timings.md``. Returns the manifest."""
+    run, out = Path(run), Path(out)
+    manifest_path = run / "manifest.json"
+    if not manifest_path.exists():
+        raise InputFileError(manifest_path, "missing; run the workflow to the end first")
+    copied = []
+    for pattern in PUBLISHED:
+        for src in sorted(run.glob(pattern)):
+            rel = src.relative_to(run)
+            dst = out / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_open(dst, "wb") as fh, open(src, "rb") as fin:
+                shutil.copyfileobj(fin, fh)
+            copied.append(str(rel))
+    timings = stage_timings(run / "benchmarks")
+    manifest = read_json(manifest_path)
+    manifest["timings"] = timings
+    manifest["published"] = sorted(copied)
+    write_json(out / "manifest.json", manifest)
+    with atomic_open(out / "timings.md") as fh:
+        fh.write(timings_markdown(timings))
+    return manifest
