@@ -306,22 +306,17 @@ def _as_sweep(sweep):
 
 def load_word_pairs(path) -> list[tuple[str, str]]:
     """(first, second) word pairs in file order (``first TAB second``, ``#`` comments); errors name the line."""
-    from staticvec.files import open_any
+    from staticvec.report.semglove_figure3 import iter_tab_pairs
 
     pairs, seen = [], set()
-    with open_any(path, "rt") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            line = line.rstrip("\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            parts = line.split("\t")
-            if len(parts) != 2 or not all(parts) or any(" " in p for p in parts) or parts[0] == parts[1]:
-                raise InputFileError(path, "expected 'word TAB word' (two different words)", lineno)
-            for word in parts:
-                if word in seen:
-                    raise InputFileError(path, f"word {word!r} is listed twice", lineno)
-                seen.add(word)
-            pairs.append((parts[0], parts[1]))
+    for lineno, pair in iter_tab_pairs(path):
+        if any(" " in p for p in pair) or pair[0] == pair[1]:
+            raise InputFileError(path, "expected 'word TAB word' (two different words)", lineno)
+        for word in pair:
+            if word in seen:
+                raise InputFileError(path, f"word {word!r} is listed twice", lineno)
+            seen.add(word)
+        pairs.append(pair)
     if not pairs:
         raise InputFileError(path, "no pairs listed")
     return pairs

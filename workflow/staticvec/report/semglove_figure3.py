@@ -16,23 +16,32 @@ import numpy as np
 from staticvec.errors import InputFileError
 
 
-def load_word_classes(path: str | os.PathLike) -> list[tuple[str, str]]:
-    """(class, word) pairs in file order; a malformed or repeated line is an error naming the line."""
+def iter_tab_pairs(path: str | os.PathLike):
+    """(line number, (first, second)) of a two-column TAB word list, skipping blank and ``#`` lines;
+    a line without exactly two non-empty fields is an error naming the line."""
     from staticvec.files import open_any
 
-    pairs, seen = [], set()
     with open_any(path, "rt") as fh:
         for lineno, line in enumerate(fh, start=1):
             line = line.rstrip("\n")
             if not line.strip() or line.startswith("#"):
                 continue
             parts = line.split("\t")
-            if len(parts) != 2 or not parts[0] or not parts[1] or " " in parts[1]:
-                raise InputFileError(path, "expected 'class TAB word'", lineno)
-            if parts[1] in seen:
-                raise InputFileError(path, f"word {parts[1]!r} is listed twice", lineno)
-            seen.add(parts[1])
-            pairs.append((parts[0], parts[1]))
+            if len(parts) != 2 or not parts[0] or not parts[1]:
+                raise InputFileError(path, "expected two TAB-separated fields", lineno)
+            yield lineno, (parts[0], parts[1])
+
+
+def load_word_classes(path: str | os.PathLike) -> list[tuple[str, str]]:
+    """(class, word) pairs in file order; a malformed or repeated line is an error naming the line."""
+    pairs, seen = [], set()
+    for lineno, (cls, word) in iter_tab_pairs(path):
+        if " " in word:
+            raise InputFileError(path, "expected 'class TAB word'", lineno)
+        if word in seen:
+            raise InputFileError(path, f"word {word!r} is listed twice", lineno)
+        seen.add(word)
+        pairs.append((cls, word))
     if not pairs:
         raise InputFileError(path, "no words listed")
     return pairs
