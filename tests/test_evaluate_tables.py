@@ -142,3 +142,16 @@ def test_table_cli_and_input_paths(tmp_path):
     text = out_md.read_text()
     assert "60.0 / 61.6 (-1.6)" in text and "all-MiniLM-L6-v2" in text and "| GloVe6B | glove6b | — / 56.5" in text
     assert out_csv.read_text().startswith("# ")
+
+
+def test_tagging_tables_read_the_teachers_contextual_row_when_configured():
+    from staticvec.config import load_config
+    from staticvec.workflow import Workflow
+
+    config = load_config(["config/config.yaml"])
+    w = Workflow(config)
+    results = dict(w.table_results("wang_table3"))
+    assert results["contextual"] == f"{w.results_dir}/eval/contextual-minilm/tagging.json"
+    assert results["bert_sg"] == w.tagging_result("bert_sg")
+    config["tagging"]["contextual_baseline"] = False
+    assert "contextual" not in dict(Workflow(config).table_results("wang_table3"))

@@ -18,6 +18,10 @@ from staticvec.resources import Member, Registry, check_available
 from staticvec.sheets import EmbeddingSheet, EmbeddingSpec
 
 
+# tables sheet row value for the teacher's own (frozen, contextual) tagging row
+CONTEXTUAL = "contextual"
+
+
 @dataclass(frozen=True)
 class CorpusInput:
     id: str  # wildcard value, e.g. "AA-wiki_00"
@@ -335,6 +339,11 @@ class Workflow:
     def classification_result(self, emb: str) -> str:
         return f"{self.results_dir}/eval/{emb}/classification.json"
 
+    @property
+    def contextual_id(self) -> str:
+        """Result id of the default teacher's frozen contextual vectors (tables sheet: ``contextual``)."""
+        return f"contextual-{(self.config.get('teacher') or {}).get('default', 'minilm')}"
+
     def tagging_result(self, emb: str) -> str:
         return f"{self.results_dir}/eval/{emb}/tagging.json"
 
@@ -365,6 +374,11 @@ class Workflow:
             return [(rid, self.table5_result) for rid in table_result_ids(entry)]
         pairs = []
         for emb in table_result_ids(entry, self.sheet.ids()):
+            if emb == CONTEXTUAL and source == "tagging":
+                # the papers' BERT-base tagging row: the run's default teacher, frozen, through the same tagger
+                if (self.config.get("tagging") or {}).get("contextual_baseline", False):
+                    pairs.append((emb, self.tagging_result(self.contextual_id)))
+                continue
             if emb not in self.sheet:
                 continue  # a row the sheet does not build (e.g. a user-supplied GloVe 6B file)
             if source == "intrinsic":
