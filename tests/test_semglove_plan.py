@@ -47,7 +47,7 @@ def test_flags_are_accepted_by_the_cli(config):
     assert [a[:2] for a in args.mlm] == [["10", "divide"], ["10", "rank"], ["5", "divide"]]
     assert args.teacher == "minilm" and args.window == 5 and args.drop_target == "auto" and args.min_count == 5
     args = parser.parse_args(["cooc", "semglove-words", "P", "--vocab", "V", *shlex.split(sg.words_args()), "--out", "O"])
-    assert args.gate is None
+    assert (args.gate is None) == (not config["cooc"]["semglove"]["gate_by_window"])
 
 
 def test_released_code_options_and_recompute(config):
@@ -99,5 +99,7 @@ def test_rule_files_resolve_every_semglove_target(shared_data):
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.M))
     assert jobs["semglove_cooc_shard"] == "8"  # one job per shard builds every variant
     assert jobs["semglove_words"] == "2" and jobs["semglove_merge_pieces"] == "2"  # md, md.2of8
-    assert jobs["semglove_restrict"] == "2" and jobs["cooc_window_merge"] == "2"  # window5 and window5.4of8
+    assert jobs["semglove_restrict"] == "2"
+    # window5, window5.4of8 (sdR) and window5.2of8 (md.2of8's window gate, the default)
+    assert jobs["cooc_window_merge"] == "3"
     assert jobs["train_glove"] == "2" and jobs["semglove_table5_counts"] == "1"
