@@ -76,3 +76,22 @@ def test_paths_and_targets(config):
     assert len([t for t in targets if "ase-" in t]) == 8  # the corpus-size curve: 1/8 … 8/8
     with pytest.raises(StaticvecError, match="teacher.models"):
         plan.model("bert-huge")
+
+
+def test_paper_teachers_are_known_before_download(tmp_path, monkeypatch):
+    # an empty Hugging Face cache: the paper DAG must still plan (ASE layers, static widths)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    # the same traits as the models' hub config.json files give through the local-directory path
+    hub_configs = {
+        "bert-base-uncased": {"model_type": "bert", "architectures": ["BertForMaskedLM"], "hidden_size": 768, "num_hidden_layers": 12},
+        "bert-large-uncased-whole-word-masking": {"model_type": "bert", "architectures": ["BertForMaskedLM"],
+                                                  "hidden_size": 1024, "num_hidden_layers": 24},
+        "roberta-base": {"model_type": "roberta", "architectures": ["RobertaForMaskedLM"], "hidden_size": 768,
+                         "num_hidden_layers": 12},
+        "gpt2": {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": 768, "n_layer": 12},
+    }
+    for name, hub_config in hub_configs.items():
+        local = tmp_path / name
+        local.mkdir()
+        (local / "config.json").write_text(json.dumps(hub_config))
+        assert teacher_traits(name) == teacher_traits(str(local)), name

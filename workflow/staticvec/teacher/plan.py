@@ -14,6 +14,16 @@ from staticvec.errors import StaticvecError
 from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher
 
 
+# The papers' teachers as their hub config.json files describe them, so that a fresh machine can plan
+# the paper DAG (ASE layers, static widths) before the first job downloads the model.
+PAPER_TEACHERS = {
+    "bert-base-uncased": {"mlm_head": True, "causal": False, "hidden_size": 768, "n_layers": 12},
+    "bert-large-uncased-whole-word-masking": {"mlm_head": True, "causal": False, "hidden_size": 1024, "n_layers": 24},
+    "roberta-base": {"mlm_head": True, "causal": False, "hidden_size": 768, "n_layers": 12},
+    "gpt2": {"mlm_head": False, "causal": True, "hidden_size": 768, "n_layers": 12},
+}
+
+
 def teacher_traits(spec: str) -> dict:
     """What a teacher is, read cheaply from its ``config.json`` (None where it cannot be known).
 
@@ -41,6 +51,9 @@ def teacher_traits(spec: str) -> dict:
             config_file = Path(cached) if isinstance(cached, str) else None
         except Exception:  # noqa: BLE001 - not a valid repo id, no hub library: unknown
             config_file = None
+    if (config_file is None or not config_file.exists()) and key in PAPER_TEACHERS:
+        # not downloaded yet: the DAG is planned before the first teacher job fetches the model
+        return dict(PAPER_TEACHERS[key])
     if config_file is None or not config_file.exists():
         return {"mlm_head": False if key in MINILM_ALIASES else None, "causal": False if key in MINILM_ALIASES else None,
                 "hidden_size": None, "n_layers": None}
