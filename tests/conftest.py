@@ -28,3 +28,14 @@ def _run_from_repo_root(monkeypatch):
     # Config paths are relative to the repository root, as when Snakemake runs.
     monkeypatch.chdir(REPO)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models gain nothing from more threads, and spinning OpenMP threads crawl on a busy 2-core machine."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

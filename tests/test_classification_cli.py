@@ -14,12 +14,7 @@ FILLER = [f"w{i}" for i in range(30)]
 CUES = {"neg": ["dull", "awful"], "pos": ["great", "superb"], "NUM": ["many"], "HUM": ["who"]}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _sentence(rng, cue_words):

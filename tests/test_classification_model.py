@@ -21,13 +21,7 @@ from staticvec.evaluate.classification import (
 from staticvec.evaluate.classification_data import LabelledSentences, stratified_split
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # These models are tiny: a second thread only adds synchronisation (and the CI box has 2 cores).
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------- the convolution

@@ -13,15 +13,7 @@ from staticvec.evaluate.tagging.contextual import contextual_inputs, sentence_ve
 from staticvec.evaluate.tagging.data import Sentence, TaskData  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from more threads, and spinning OpenMP threads crawl on a busy machine."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 SENTENCES = [("The", "cat", "sat", "-LRB-", "unbelievable", "-RRB-"), ("Paris", "is", "the", "capital"), ("a", "dog")]
 

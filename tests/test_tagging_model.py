@@ -12,15 +12,7 @@ from staticvec.evaluate.tagging.model import BiLSTM, BiLSTMCRF, reverse_padded
 from staticvec.evaluate.tagging.train import TaggerConfig, length_bucketed_batches, train_tagger
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from more threads, and spinning OpenMP threads crawl on a busy machine."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_reverse_padded_reverses_within_each_length():

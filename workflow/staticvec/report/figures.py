@@ -74,18 +74,11 @@ def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
     ``evaluation.protocols``), when given, are checked against every reference; all problems are
     reported at once.
     """
-    import jsonschema
-
-    from staticvec.config import load_yaml
     from staticvec.evaluate.datasets import DATASETS
+    from staticvec.report.tables import load_sheet
 
     path = Path(path)
-    spec = load_yaml(path) or {}
-    schema = load_yaml(SCHEMA)
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(spec), key=lambda e: list(map(str, e.path)))
-    if errors:
-        lines = "\n  - ".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors)
-        raise StaticvecError(f"{path}: invalid figures sheet:\n  - {lines}")
+    spec = load_sheet(path, SCHEMA, "figures sheet")
     problems = []
     root = Path(root)
 

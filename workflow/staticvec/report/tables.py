@@ -162,20 +162,26 @@ def load_paper_table(path: str | os.PathLike) -> PaperTable:
 # ------------------------------------------------------------------ tables sheet
 
 
-def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = None) -> dict:
-    """Read and validate the tables sheet; check every row and column against its paper file."""
+def load_sheet(path: str | os.PathLike, schema: str | os.PathLike, what: str) -> dict:
+    """A YAML sheet checked against its JSON schema; every violation listed in one error naming the file."""
     import jsonschema
 
     from staticvec.config import load_yaml
 
-    path = Path(path)
-    root = Path(root) if root is not None else Path(".")
-    spec = load_yaml(path) or {}
-    schema = load_yaml(SCHEMA)
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(spec), key=lambda e: list(map(str, e.path)))
+    spec = load_yaml(Path(path)) or {}
+    errors = sorted(jsonschema.Draft202012Validator(load_yaml(Path(schema))).iter_errors(spec),
+                    key=lambda e: list(map(str, e.path)))
     if errors:
         lines = "\n  - ".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors)
-        raise StaticvecError(f"{path}: invalid tables sheet:\n  - {lines}")
+        raise StaticvecError(f"{path}: invalid {what}:\n  - {lines}")
+    return spec
+
+
+def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = None) -> dict:
+    """Read and validate the tables sheet; check every row and column against its paper file."""
+    path = Path(path)
+    root = Path(root) if root is not None else Path(".")
+    spec = load_sheet(path, SCHEMA, "tables sheet")
     problems = []
     for table_id, entry in spec["tables"].items():
         paper = load_paper_table(root / entry["paper_file"])
