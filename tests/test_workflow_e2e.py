@@ -82,9 +82,11 @@ def test_resume_redoes_only_the_missing_input(run):
     (victim.parent / f".{victim.name}.crashed.tmp").write_text("half a file")
     for done in (run["results"] / "corpus").glob("*.*"):
         done.unlink()
-    plan = snakemake("-n", configfiles=[TEST_CONFIG, run["override"]])
+    # resume to the corpus (everything downstream would follow from it, as in the first run)
+    corpus = str(run["results"] / "corpus" / "manifest.json")
+    plan = snakemake("-n", "--", corpus, configfiles=[TEST_CONFIG, run["override"]])
     assert "tokenize" in plan.stdout and "extract_dump" not in plan.stdout  # finished upstream work kept
-    snakemake(configfiles=[TEST_CONFIG, run["override"]])
+    snakemake("--", corpus, configfiles=[TEST_CONFIG, run["override"]])
     assert victim.exists()
     for p, mtime in before.items():
         if p != victim:
@@ -101,7 +103,9 @@ def test_corrupt_input_is_reported_by_name(run, tmp_path):
         "results_dir": str(tmp_path / "results"),
         "resources": {"download_dir": str(tmp_path / "data"), "mirror": str(tmp_path / "mirror"), "allow_download": False},
     }))
-    result = snakemake(configfiles=[TEST_CONFIG, override], check=False)
+    # the corpus target: only its fetch can fail first (the mirror holds nothing else)
+    corpus = str(tmp_path / "results" / "corpus" / "manifest.json")
+    result = snakemake("--", corpus, configfiles=[TEST_CONFIG, override], check=False)
     assert result.returncode != 0
     log = (tmp_path / "results" / "logs" / "resources" / "corpus" / f"{src.name}.log").read_text()
     assert "enwiki-sample-pages-articles.xml.bz2: sha256 mismatch" in log
