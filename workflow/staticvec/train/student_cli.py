@@ -16,7 +16,6 @@ import argparse
 import dataclasses
 import json
 import logging
-import os
 import time
 import typing
 from pathlib import Path
@@ -42,13 +41,6 @@ RELEASED_CODE = {
     "c2v": {"variant": "released", "lr": 0.08, "min_lr_fraction": 0.0, "projection_bias": True,
             "clip_scope": "all", "batch_centres": "1000 pairs"},
 }
-
-
-def default_threads() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 # ---------------------------------------------------------------- parsers
@@ -169,6 +161,8 @@ def _run(args) -> int:
     module_name, params_name, model_name, _ = METHODS[args.method]
     module = importlib.import_module(module_name)
     params = _params(args, getattr(module, params_name))
+    from staticvec.train.cli import default_threads
+
     torch.set_num_threads(args.threads or (default_threads() if args.shards else 1))
     device = pick_device(args.device)
     vocab = Vocabulary.load(args.vocab, params.min_count, params.max_vocab)
