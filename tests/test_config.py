@@ -60,3 +60,24 @@ def test_cli_config_check(repo_root):
                             cwd=repo_root, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "is a valid configuration" in result.stdout
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({"seeds": [1, 1]}, "config key 'seeds': [1, 1] has non-unique elements"),
+    ({"seeds": [-3]}, "config key 'seeds[0]' = -3: -3 is less than the minimum of 0"),
+    ({"results_dir": ""}, "config key 'results_dir' = ''"),
+    ({"results_dir": "/"}, "config key 'results_dir' = '/': give a directory"),
+    ({"corpus": {"min_sentence_tokens": 41}}, "'corpus.min_sentence_tokens' = 41 > 'corpus.max_sentence_tokens' = 40"),
+    ({"classification": {"split": [0.6, 0.3, 0.2]}}, "must sum to 1 (they sum to 1.1)"),
+    ({"evaluation": {"tasks": ["similarity", "ws353x"]}}, "unknown task or data set 'ws353x'"),
+])
+def test_bad_values_and_cross_field_mistakes_are_caught_at_start(repo_root, overrides, expected):
+    config = deep_merge(default_config(repo_root), overrides)
+    with pytest.raises(ConfigError) as err:
+        validate_config(config)
+    assert expected in str(err.value)
+
+
+def test_distinct_non_negative_seeds_and_known_tasks_pass(repo_root):
+    config = deep_merge(default_config(repo_root), {"seeds": [0, 1, 2], "evaluation": {"tasks": ["similarity", "ws353"]}})
+    validate_config(config)

@@ -124,6 +124,7 @@ def validate_config(config: dict, sources: str = "config") -> dict:
     errors = sorted(validator.iter_errors(config), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     problems = [_describe(error, schema) for error in errors]
     problems += _check_paths(config)
+    problems += _check_cross_fields(config)
     if problems:
         lines = "\n  - ".join(dict.fromkeys(problems))
         raise ConfigError(f"invalid configuration ({sources}):\n  - {lines}")
@@ -139,6 +140,35 @@ def _check_paths(config: dict) -> list[str]:
             f"config key 'resources.mirror' = {mirror!r}: directory not found "
             f"(and resources.allow_download is false, so nothing could be fetched)"
         )
+    return problems
+
+
+def _check_cross_fields(config: dict) -> list[str]:
+    """Checks that involve more than one key, or a value's meaning (the schema checks types and ranges)."""
+    problems = []
+    results_dir = config.get("results_dir")
+    if isinstance(results_dir, str) and (not results_dir.strip() or Path(results_dir.strip()) == Path("/")):
+        # "" plans every output at the filesystem root (Snakemake joins "" + "/corpus/...")
+        problems.append(f"config key 'results_dir' = {results_dir!r}: give a directory (relative to the repository, "
+                        f"or absolute), not the empty string or /")
+    corpus = config.get("corpus", {})
+    lo, hi = corpus.get("min_sentence_tokens"), corpus.get("max_sentence_tokens")
+    if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
+        problems.append(f"config keys 'corpus.min_sentence_tokens' = {lo} > 'corpus.max_sentence_tokens' = {hi}: "
+                        f"no sentence would be kept")
+    split = config.get("classification", {}).get("split")
+    if isinstance(split, list) and split and all(isinstance(x, (int, float)) for x in split):
+        if abs(sum(split) - 1.0) > 1e-6:
+            problems.append(f"config key 'classification.split' = {split!r}: the train/validation/test fractions "
+                            f"must sum to 1 (they sum to {sum(split):g})")
+    tasks = config.get("evaluation", {}).get("tasks")
+    if isinstance(tasks, list):
+        from staticvec.evaluate.datasets import DATASETS, TASKS
+
+        unknown = [t for t in tasks if t != "all" and t not in TASKS and t not in DATASETS]
+        if unknown:
+            problems.append(f"config key 'evaluation.tasks': unknown task or data set {', '.join(map(repr, unknown))}; "
+                            f"known tasks: {', '.join(TASKS)}; data sets: {', '.join(DATASETS)}")
     return problems
 
 
