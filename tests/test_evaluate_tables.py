@@ -58,6 +58,50 @@ def test_tables_sheet_errors(tmp_path):
         load_tables_spec(bad, ROOT)
 
 
+def test_tables_sheet_typos_in_row_ids_and_column_keys_name_the_sheet_table_and_key(tmp_path):
+    bad = tmp_path / "tables.yaml"
+    bad.write_text("tables:\n  c2v_table1:\n    paper_file: resources/paper_tables/c2v_table1.csv\n"
+                   "    source: intrinsic\n    protocol: web\n    rows: {sg: sg, glove: glvoe, bert_avg: null}\n"
+                   "    columns: {ws353: ws353x, simlex999: simlex999}\n")
+    with pytest.raises(StaticvecError) as err:
+        load_tables_spec(bad, ROOT)  # column keys are checked without the embeddings sheet
+    assert f"{bad}: tables.c2v_table1.columns.ws353: 'ws353x' is not a result of a intrinsic table" in str(err.value)
+    bad.write_text(bad.read_text().replace("ws353x", "ws353"))
+    load_tables_spec(bad, ROOT)  # row ids only when the embeddings sheet is known
+    with pytest.raises(StaticvecError) as err:
+        load_tables_spec(bad, ROOT, embedding_ids=["sg", "glove"])
+    message = str(err.value)
+    assert f"{bad}: tables.c2v_table1.rows.glove: 'glvoe' is not an embedding of the embeddings sheet" in message
+    assert "rows.sg" not in message and "bert_avg" not in message  # known ids and null rows are fine
+    bad.write_text(bad.read_text().replace("glvoe", "{best_of: 'ase~layer*'}"))
+    with pytest.raises(StaticvecError, match="rows.glove: best_of 'ase~layer\\*' matches no embedding"):
+        load_tables_spec(bad, ROOT, embedding_ids=["sg", "glove"])
+    load_tables_spec(bad, ROOT, embedding_ids=["sg", "glove", "ase~layer3"])
+
+
+@pytest.mark.parametrize("source, good, typo", [("tagging", "pos.test", "poss"),
+                                                ("classification", "mr.f1", "mrr.f1")])
+def test_extrinsic_column_keys_are_checked(tmp_path, source, good, typo):
+    table = {"tagging": "semglove_table2", "classification": "x2static_table4"}[source]
+    paper = load_paper_table(ROOT / f"resources/paper_tables/{table}.csv")
+    bad = tmp_path / "tables.yaml"
+    text = (f"tables:\n  {table}:\n    paper_file: resources/paper_tables/{table}.csv\n    source: {source}\n"
+            f"    rows: {{{paper.rows[0]}: null}}\n    columns: {{{paper.columns[0]}: {{key}}}}\n")
+    bad.write_text(text.replace("{key}", good))
+    load_tables_spec(bad, ROOT)
+    bad.write_text(text.replace("{key}", typo))
+    with pytest.raises(StaticvecError, match=f"columns.{paper.columns[0]}: '{typo}' is not a result of a {source} table"):
+        load_tables_spec(bad, ROOT)
+
+
+def test_shipped_tables_sheet_names_only_embeddings_of_the_shipped_sheet():
+    from staticvec.config import load_config
+    from staticvec.workflow import Workflow
+
+    config = load_config([ROOT / "config/config.yaml"])
+    assert Workflow(config, ROOT).tables  # raises on an unknown row id
+
+
 def test_malformed_paper_table_names_file_and_line(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("# paper: P\n# table: 1\n# units: x\nrow,label,a\nr1,R1,1.0\nr2,R2,abc\n")
@@ -140,7 +184,7 @@ def test_table_cli_and_input_paths(tmp_path):
                  "--out-csv", str(out_csv), "--out-md", str(out_md), "--meta", str(meta), f"sg={res}"])
     assert code == 0
     text = out_md.read_text()
-    assert "60.0 / 61.6 (-1.6)" in text and "all-MiniLM-L6-v2" in text and "| GloVe6B | glove6b | — / 56.5" in text
+    assert "60.0 / 61.6 (-1.6)" in text and "all-MiniLM-L6-v2" in text and "| GloVe6B | — | — / 56.5" in text
     assert out_csv.read_text().startswith("# ")
 
 

@@ -15,11 +15,8 @@ from pathlib import Path
 from staticvec.config import resolve_path
 from staticvec.errors import StaticvecError
 from staticvec.resources import Member, Registry, check_available
+from staticvec.report.tables import CONTEXTUAL  # tables sheet row of the teacher's own frozen tagging row
 from staticvec.sheets import EmbeddingSheet, EmbeddingSpec
-
-
-# tables sheet row value for the teacher's own (frozen, contextual) tagging row
-CONTEXTUAL = "contextual"
 
 
 @dataclass(frozen=True)
@@ -357,7 +354,8 @@ class Workflow:
         if self._tables is None:
             from staticvec.report.tables import load_tables_spec
 
-            self._tables = load_tables_spec(resolve_path(self.tables_sheet, self.root), self.root)["tables"]
+            self._tables = load_tables_spec(resolve_path(self.tables_sheet, self.root), self.root,
+                                           embedding_ids=self.sheet.ids())["tables"]
         return self._tables
 
     def table_file(self, table_id: str, suffix: str = "md") -> str:

@@ -35,6 +35,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from staticvec.errors import InputFileError, StaticvecError
 
@@ -177,15 +178,61 @@ def load_sheet(path: str | os.PathLike, schema: str | os.PathLike, what: str) ->
     return spec
 
 
-def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = None) -> dict:
-    """Read and validate the tables sheet; check every row and column against its paper file."""
+# The tagging tables' row keyword for the run's teacher, frozen, through the same tagger (the papers' BERT-base row).
+CONTEXTUAL = "contextual"
+# Row ids of the tables sheet that are not embeddings of the embeddings sheet.
+ROW_KEYWORDS = {"tagging": {CONTEXTUAL}, "cooccurrence": {"cooccurrence"}}
+
+
+def result_keys(source: str) -> set[str] | None:
+    """The first segment a column path of ``source`` may start with (a result's data set key);
+    None where the key is a pattern (cooccurrence: ``{row}.<store>``)."""
+    if source == "intrinsic":
+        from staticvec.evaluate.datasets import DATASETS
+
+        return set(DATASETS)
+    if source == "tagging":
+        from staticvec.evaluate.tagging.summary import RESULT_KEYS
+
+        return set(RESULT_KEYS.values())
+    if source == "classification":
+        from staticvec.evaluate.classification_data import DATASET_NAMES
+
+        return set(DATASET_NAMES)
+    return None
+
+
+def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = None,
+                     embedding_ids: Iterable[str] | None = None) -> dict:
+    """Read and validate the tables sheet; check every row and column against its paper file,
+    every column path against the results its source writes and, given ``embedding_ids`` (the
+    embeddings sheet), every row against the embeddings the workflow builds: a typo is an error
+    naming the sheet, the table and the key, never a silent empty cell."""
+    import fnmatch
+
     path = Path(path)
     root = Path(root) if root is not None else Path(".")
     spec = load_sheet(path, SCHEMA, "tables sheet")
+    known_ids = None if embedding_ids is None else set(embedding_ids)
     problems = []
     for table_id, entry in spec["tables"].items():
         paper = load_paper_table(root / entry["paper_file"])
         where = f"{path}: tables.{table_id}"
+        keys = result_keys(entry["source"])
+        for column, target in (entry.get("columns") or {}).items():
+            if isinstance(target, str) and keys is not None and target.split(".")[0] not in keys:
+                problems.append(f"{where}.columns.{column}: {target!r} is not a result of a {entry['source']} "
+                                f"table; known keys: {', '.join(sorted(keys))}")
+        if known_ids is not None:
+            allowed = known_ids | ROW_KEYWORDS.get(entry["source"], set())
+            for row, mapping in entry["rows"].items():
+                if isinstance(mapping, dict):
+                    if not any(fnmatch.fnmatchcase(k, mapping["best_of"]) for k in known_ids):
+                        problems.append(f"{where}.rows.{row}: best_of {mapping['best_of']!r} matches no embedding "
+                                        f"of the embeddings sheet")
+                elif mapping is not None and mapping not in allowed:
+                    problems.append(f"{where}.rows.{row}: {mapping!r} is not an embedding of the embeddings sheet "
+                                    f"(null shows the paper's numbers only)")
         if entry["source"] == "intrinsic" and paper.kind != "neighbours" and "protocol" not in entry:
             problems.append(f"{where}: an intrinsic table needs a 'protocol'")
         missing_rows = [r for r in entry["rows"] if r not in paper.rows]
