@@ -113,3 +113,40 @@ def test_config_sections_become_the_trainers_flags(method):
         assert getattr(args, renamed.get(key, key)) == value, key
     if method in ("skipgram", "cbow"):
         assert args.arch == method
+
+
+@pytest.mark.parametrize("command, arch", [("word2vec", "skipgram"), ("word2vec", "cbow"), ("fasttext", "skipgram")])
+def test_same_seed_gives_the_same_vectors_byte_for_byte(corpus, tmp_path, command, arch):
+    path, _ = corpus
+
+    def run(name, *flags):
+        out = tmp_path / name / "vectors.bin"
+        extra = ["--bucket", "2000"] if command == "fasttext" else []
+        assert main(["train", command, "--arch", arch, "--shards", str(path), "--vocab", str(tmp_path / "vocab.tsv"),
+                     "--min-count", "2", "--dim", "8", "--epochs", "2", "--workers", "2", "--seed", "3",
+                     "--out", str(out), *extra, *flags]) == 0
+        return out.read_bytes(), json.loads(out.with_name("vectors.json").read_text())
+
+    first, record = run("a")
+    second, _ = run("b")
+    assert first == second
+    assert record["threads"] == 1 and record["deterministic"] is True
+    _, fast = run("c", "--no-deterministic")
+    assert fast["threads"] == 2 and fast["deterministic"] is False
+
+
+def test_run_manifest_records_threads_and_determinism_per_method(tmp_path):
+    from staticvec.config import deep_merge, load_config
+
+    config = load_config(["config/config.yaml"])
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps({"totals": {"tokens": 10}, "description": {"source": "x"}}))
+    for overrides, expected in (({}, {"threads": 1, "deterministic": True}),
+                                ({"methods": {"glove": {"deterministic": False, "threads": 6}}},
+                                 {"threads": 6, "deterministic": False})):
+        out = tmp_path / "manifest.json"
+        assert main(["report", "manifest", "--config-json", json.dumps(deep_merge(config, overrides)),
+                     "--corpus-manifest", str(corpus), "--out", str(out)]) == 0
+        training = json.loads(out.read_text())["training"]
+        assert training["glove"] == expected
+        assert training["fasttext"] == {"threads": 1, "deterministic": True}

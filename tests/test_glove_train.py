@@ -181,3 +181,25 @@ def test_out_of_core_shuffle_is_a_permutation_and_trains_the_same_model(tmp_path
     fitted = np.einsum("nd,nd->n", state.W[i], state.W[60 + j]) + state.b[i] + state.b[60 + j]
     assert np.corrcoef(fitted, log_x)[0, 1] > 0.99
     assert list((tmp_path / "work").iterdir()) == []  # the shuffled copy is removed after the run
+
+
+def _train_cli(tmp_path, name, *flags):
+    out = tmp_path / name / "vectors.bin"
+    assert main(["train", "glove", "--cooc", str(tmp_path / "x.cooc"), "--vocab", str(tmp_path / "vocab.tsv"),
+                 "--out", str(out), "--dim", "8", "--iterations", "3", "--threads", "2", "--device", "cpu",
+                 "--seed", "7", *flags]) == 0
+    return out.read_bytes(), json.loads(out.with_name("vectors.json").read_text())
+
+
+def test_same_seed_gives_the_same_vectors_byte_for_byte(tmp_path):
+    # 120 x 120 pairs = 14,400 entries = 4 blocks: with two threads both would run (Hogwild) and race
+    i, j, x, _ = planted(n_words=120, seed=5)
+    vocab = make_vocab(120)
+    vocab.save(tmp_path / "vocab.tsv")
+    store_of(tmp_path, vocab, i, j, x)
+    first, record = _train_cli(tmp_path, "a")
+    second, _ = _train_cli(tmp_path, "b")
+    assert first == second
+    assert record["threads"] == 1 and record["deterministic"] is True  # --threads 2 asked, one used
+    _, fast = _train_cli(tmp_path, "c", "--no-deterministic")
+    assert fast["threads"] == 2 and fast["deterministic"] is False

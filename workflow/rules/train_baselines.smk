@@ -31,7 +31,7 @@ rule train_gensim_baseline:
         f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
     wildcard_constraints:
         emb=W.ids_regex("skipgram", "cbow", "fasttext"),
-    threads: lambda wc: W.params(wc.emb).get("threads", 8)
+    threads: lambda wc: W.train_threads(wc.emb)
     resources:
         mem_mb=8000,
         runtime=24 * 60,

@@ -36,7 +36,7 @@ rule train_glove:
         f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
     wildcard_constraints:
         emb=W.ids_regex("glove", "semglove"),
-    threads: lambda wc: W.params(wc.emb).get("threads", 8)
+    threads: lambda wc: W.train_threads(wc.emb)
     resources:
         mem_mb=8000,
         runtime=24 * 60,

@@ -234,6 +234,12 @@ class Workflow:
         """The corpus shards an embedding is trained on (its fraction of the corpus)."""
         return self.shard_ids(self.spec(emb).fraction)
 
+    def train_threads(self, emb: str) -> int:
+        """Threads of a corpus-trained baseline's job: one when it must be deterministic (Hogwild
+        updates from several threads make the vectors depend on timing), else its `threads`."""
+        params = self.params(emb)
+        return 1 if params.get("deterministic", True) else int(params.get("threads", 8))
+
     def teacher_model(self, teacher_id: str) -> str:
         try:
             return self.config["teacher"]["models"][teacher_id]

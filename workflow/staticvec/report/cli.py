@@ -52,7 +52,7 @@ def register(subparsers) -> None:
 
 def _manifest(args) -> int:
     from staticvec.files import read_json, write_json
-    from staticvec.report.provenance import caption, provenance
+    from staticvec.report.provenance import caption, provenance, training_modes
 
     config = json.loads(args.config_json)
     corpus = read_json(args.corpus_manifest)
@@ -68,6 +68,7 @@ def _manifest(args) -> int:
         "tokens": corpus.get("totals", {}).get("tokens"),
         "teacher": teacher,
         "teachers": teacher_cfg.get("models", {}),
+        "training": training_modes(config),  # threads and determinism per method (same seed, same vectors?)
     })
     record["provenance_caption"] = caption(record)
     write_json(args.out, record)

@@ -68,6 +68,18 @@ def provenance(config: dict, corpus_manifest: dict | None = None, teacher: str |
     return record
 
 
+def training_modes(config: dict) -> dict:
+    """Per method of config `methods`: the threads its training jobs use and whether a seed fixes
+    its vectors (`deterministic`; absent = the trainer is deterministic for its thread count)."""
+    modes = {}
+    for method, settings in sorted((config.get("methods") or {}).items()):
+        if not isinstance(settings, dict) or "threads" not in settings:
+            continue
+        deterministic = settings.get("deterministic")
+        modes[method] = {"threads": 1 if deterministic else int(settings["threads"]), "deterministic": deterministic}
+    return modes
+
+
 def caption(record: dict) -> str:
     """One line naming corpus, teacher, seeds, config and code version, for tables and figures."""
     corpus = record.get("corpus_stats") or {}

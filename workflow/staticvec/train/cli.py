@@ -38,17 +38,19 @@ def register(subparsers) -> None:
     p.add_argument("--cooc", required=True, help="co-occurrence store (staticvec cooc window/merge)")
     _vocab_args(p)
     _output_args(p)
-    p.add_argument("--dim", type=int, default=300)
-    p.add_argument("--iterations", type=int, default=100, help="paper 100; released script 15")
-    p.add_argument("--x-max", type=float, default=10.0)
-    p.add_argument("--alpha", type=float, default=0.75)
+    p.add_argument("--dim", type=int, default=300, help="vector dimension (default 300)")
+    p.add_argument("--iterations", type=int, default=100, help="passes over the entries: paper 100; released script 15")
+    p.add_argument("--x-max", type=float, default=10.0, help="weighting cutoff x_max of f(x) = min(1, (x/x_max)^alpha)")
+    p.add_argument("--alpha", type=float, default=0.75, help="weighting exponent alpha of f(x) (default 0.75)")
     p.add_argument("--lr", type=float, default=0.05, help="AdaGrad initial learning rate")
     p.add_argument("--bias-lr-scaled", action=argparse.BooleanOptionalAction, default=True,
                    help="scale bias gradients by the learning rate (2014 code, SemGloVe); "
                         "--no-bias-lr-scaled = current stanfordnlp/GloVe")
     p.add_argument("--grad-clip", type=_optional_float, default=None,
                    help="clip vector gradient components to ±VALUE (current stanfordnlp/GloVe: 100; default none)")
-    p.add_argument("--threads", type=int, default=default_threads(), help="CPU threads (default: all allotted cores)")
+    p.add_argument("--threads", type=int, default=default_threads(),
+                   help="CPU threads with --no-deterministic (default: all allotted cores)")
+    _deterministic_arg(p)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--engine", choices=["numba", "torch"], default=None,
                    help="default: numba on CPU, torch on CUDA")
@@ -83,7 +85,9 @@ def register(subparsers) -> None:
         p.add_argument("--cbow-mean", action=argparse.BooleanOptionalAction, default=True,
                        help="CBOW: average the context vectors (word2vec.c) or sum them")
         p.add_argument("--seed", type=int, default=1)
-        p.add_argument("--workers", type=int, default=default_threads())
+        p.add_argument("--workers", type=int, default=default_threads(),
+                       help="gensim worker threads with --no-deterministic (default: all allotted cores)")
+        _deterministic_arg(p)
         if name == "fasttext":
             p.add_argument("--min-n", type=int, default=3)
             p.add_argument("--max-n", type=int, default=6)
@@ -118,6 +122,12 @@ def method_flags(method: str, settings: dict) -> str:
     return " ".join(shlex.quote(f) for f in flags)
 
 
+def _deterministic_arg(p) -> None:
+    p.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=True,
+                   help="same seed, same vectors: one thread (default); --no-deterministic uses every thread, whose "
+                        "asynchronous (Hogwild) updates make the vectors depend on thread timing")
+
+
 def _optional_float(text: str):
     return None if text.lower() in ("none", "null", "0", "") else float(text)
 
@@ -146,9 +156,10 @@ def _cli_glove(args) -> int:
     from staticvec.train.glove import GloveConfig, resolve_device, train_glove
 
     vocab = _load_vocab(args)
+    threads = 1 if args.deterministic else args.threads
     cfg = GloveConfig(
         dim=args.dim, iterations=args.iterations, x_max=args.x_max, alpha=args.alpha, lr=args.lr,
-        bias_lr_scaled=args.bias_lr_scaled, grad_clip=args.grad_clip, seed=args.seed, threads=args.threads,
+        bias_lr_scaled=args.bias_lr_scaled, grad_clip=args.grad_clip, seed=args.seed, threads=threads,
         device=args.device, batch_size=args.batch_size, checkpoint_every=args.checkpoint_every,
         shuffle_memory_gb=args.shuffle_memory_gb,
     )
@@ -175,6 +186,8 @@ def _cli_glove(args) -> int:
         "method": "glove",
         "hyperparameters": dataclasses.asdict(cfg),
         "device": resolve_device(cfg.device),
+        "threads": threads,
+        "deterministic": bool(args.deterministic),
         "engine": args.engine or ("numba" if resolve_device(cfg.device) == "cpu" else "torch"),
         "cooc": {"path": str(args.cooc), "n_entries": store.n_entries, "checksum": store.header["checksum"], "meta": store.meta},
         "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count, "written": int(len(keep))},
@@ -199,9 +212,10 @@ def _cli_gensim(args) -> int:
         raise StaticvecError("give the training sentences with --shards and/or --text")
     vocab = _load_vocab(args)
     corpus = SentenceCorpus(args.shards, args.text)
+    workers = 1 if args.deterministic else args.workers
     common = dict(arch=args.arch, dim=args.dim, window=args.window, negative=args.negative, sample=args.sample,
                   epochs=args.epochs, min_alpha=args.min_alpha, cbow_mean=args.cbow_mean, seed=args.seed,
-                  workers=args.workers)
+                  workers=workers)
     if args.alpha is not None:
         common["alpha"] = args.alpha
     if args.method == "fasttext":
@@ -214,6 +228,7 @@ def _cli_gensim(args) -> int:
     import gensim
 
     write_json(_record_path(args), {"method": method, "gensim": gensim.__version__,
+                                    "threads": workers, "deterministic": bool(args.deterministic),
                                     "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count},
                                     **record})
     log.info("wrote %s (%d words × %d) in %.1f s", args.out, len(emb), emb.dim, record["seconds"])
