@@ -203,3 +203,19 @@ def test_same_seed_gives_the_same_vectors_byte_for_byte(tmp_path):
     assert record["threads"] == 1 and record["deterministic"] is True  # --threads 2 asked, one used
     _, fast = _train_cli(tmp_path, "c", "--no-deterministic")
     assert fast["threads"] == 2 and fast["deterministic"] is False
+
+
+def test_every_vocabulary_word_is_written_as_glove_c_does(tmp_path):
+    # w3 and w4 have no co-occurrence entry: glove.c still writes their (initial) vectors
+    vocab = make_vocab(5)
+    vocab.save(tmp_path / "vocab.tsv")
+    store_of(tmp_path, vocab, [0, 1, 1, 2], [1, 0, 2, 1], [3.0, 3.0, 1.0, 1.0])
+    out = tmp_path / "all" / "vectors.bin"
+    common = ["train", "glove", "--cooc", str(tmp_path / "x.cooc"), "--vocab", str(tmp_path / "vocab.tsv"),
+              "--dim", "4", "--iterations", "2", "--device", "cpu"]
+    assert main([*common, "--out", str(out)]) == 0
+    assert Embeddings.load(out).words == vocab.words
+    assert json.loads(out.with_name("vectors.json").read_text())["vocab"]["written"] == 5
+    seen = tmp_path / "seen" / "vectors.bin"
+    assert main([*common, "--out", str(seen), "--only-seen"]) == 0
+    assert Embeddings.load(seen).words == ["w0", "w1", "w2"]

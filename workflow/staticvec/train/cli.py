@@ -61,9 +61,10 @@ def register(subparsers) -> None:
     p.add_argument("--shuffle-memory-gb", type=float, default=2.0,
                    help="memory of the out-of-core shuffle and of a torch chunk of entries (default 2)")
     p.add_argument("--tmp-dir", default=None, help="where the shuffled copy of the store goes (default: beside --out)")
-    p.add_argument("--only-seen", action=argparse.BooleanOptionalAction, default=True,
-                   help="write only words that have co-occurrence entries (default); --no-only-seen writes "
-                        "every vocabulary word, as glove.c does")
+    p.add_argument("--only-seen", action=argparse.BooleanOptionalAction, default=False,
+                   help="write only words that have co-occurrence entries; default --no-only-seen writes every "
+                        "vocabulary word, as glove.c does (a corpus fraction has its own vocabulary, so every "
+                        "word of it is trained)")
     p.set_defaults(handler=_cli_glove)
 
     for name, help_text in (("word2vec", "Skip-gram or CBOW (gensim)"), ("fasttext", "fastText (gensim)")):
@@ -172,8 +173,8 @@ def _cli_glove(args) -> int:
     vectors = state.vectors()
     keep = np.arange(len(vocab))
     if args.only_seen:
-        # words with no entry (absent from a corpus fraction) were never trained: leave them out
-        # rather than write their random initial vectors
+        # words with no entry were never trained: leave them out rather than write their random
+        # initial vectors (glove.c writes them; this is the named option)
         seen = np.zeros(len(vocab), dtype=bool)
         for i, j, _ in store.iter_chunks():
             seen[i] = True
