@@ -75,26 +75,67 @@ def test_top_s_ties_nearer_first_then_left():
     assert order.tolist() == [[1, 2, 0]] and sel.all()
 
 
-def test_out_of_vocabulary_words_are_never_targets_or_context_and_window_restricts():
+def test_out_of_vocabulary_words_are_deleted_before_the_window_as_in_glove():
     ids = np.array([0, -1, 1, 2])
     att = np.array([
-        [NAN, NAN, 0.9, 0.1],
-        [NAN, 0.5, 0.5, 0.5],
+        [NAN, NAN, 0.9, 0.1],  # +1 is the OOV word; +2 (id 1) is its nearest in-vocabulary neighbour
+        [NAN, 0.5, 0.5, 0.5],  # an OOV word is never a target
         [0.3, 0.8, 0.2, NAN],  # -1 is the OOV word: the candidates are -2 (0.3) and +1 (0.2)
-        [0.4, 0.2, NAN, NAN],
+        [0.4, 0.2, NAN, NAN],  # -2 is the OOV word; id 0 (3 raw positions away) is beyond the features
     ])
-    got = triples(*attention_pairs(ids, att, top=1, weight="divide"))
+    stats = {}
+    got = triples(*attention_pairs(ids, att, top=1, weight="divide", stats=stats))
     assert got == {(0, 1): 1.0, (1, 0): 1.0, (2, 1): 1.0}
-    # ±1 only: word 0's right neighbour is OOV; word 2 keeps +1; word 3 keeps -1
-    got = triples(*attention_pairs(ids, att, top=2, weight="divide", window=1))
-    assert got == {(1, 2): 1.0, (2, 1): 1.0}
+    assert stats["beyond_features"] == 2  # (0, 2) and (2, 0): in GloVe's ±2 window, past the features' ±2
+    # ±1 after deleting the OOV word: word 0's right neighbour is id 1 (two raw positions away)
+    stats = {}
+    got = triples(*attention_pairs(ids, att, top=2, weight="divide", window=1, stats=stats))
+    assert got == pytest.approx({(0, 1): 1.0, (1, 0): 1.0, (1, 2): 0.2 / 0.3, (2, 1): 1.0})
+    assert stats["beyond_features"] == 0
+    # sentences end the window: two sentences [0, OOV] and [1, 2]
+    got = triples(*attention_pairs(ids, att, top=2, weight="divide", sentence_offsets=[0, 2, 4]))
+    assert got == pytest.approx({(1, 2): 1.0, (2, 1): 1.0})
+
+
+def test_window_words_are_glove_window_pairs_with_oov_deleted(tmp_path):
+    """top 2S with weight 1/d (d counted after deleting OOV words) = GloVe's window counts exactly."""
+    rng = np.random.default_rng(11)
+    words = [f"w{k}" for k in range(12)]
+    vocab = Vocabulary(words, list(range(120, 0, -10)))
+    S, R = 3, 12
+    sentences, ids_all, att_all, offsets = [], [], [], [0]
+    for _ in range(60):
+        n = int(rng.integers(2, 16))
+        tokens = [words[t] if t < 12 else "oov" for t in rng.integers(0, 18, n)]  # a third OOV
+        ids = np.array([vocab.index.get(t, -1) for t in tokens])
+        rank = np.cumsum(ids >= 0) - 1
+        att = np.full((n, 2 * R), NAN)
+        for p in range(n):
+            for c, o in enumerate(window_offsets(R)):
+                if 0 <= p + o < n and ids[p] >= 0 and ids[p + o] >= 0:
+                    att[p, c] = 1.0 / abs(rank[p + o] - rank[p])
+        sentences.append(tokens)
+        ids_all.append(ids)
+        att_all.append(att)
+        offsets.append(offsets[-1] + n)
+    stats = {}
+    i, j, x = attention_pairs(np.concatenate(ids_all), np.concatenate(att_all), top=2 * S, weight="divide",
+                              window=S, sentence_offsets=offsets, stats=stats)
+    assert stats["beyond_features"] == 0
+    write_store(tmp_path / "sd10.cooc", i, j, x, len(vocab), vocab_fingerprint(vocab), {})
+    count_window_store(token_id_chunks(sentences, vocab.index, chunk_tokens=64), vocab, S, tmp_path / "win.cooc")
+    sd10, win = (CoocStore(tmp_path / f).to_scipy().toarray() for f in ("sd10.cooc", "win.cooc"))
+    np.testing.assert_allclose(sd10, win, rtol=1e-6)
+    assert (win > 0).sum() > 50
 
 
 def brute_attention(ids, att, top, weight, window=None):
+    """One sentence: candidates are the in-vocabulary words within ±window after deleting OOV words."""
     n, width = att.shape
-    S = width // 2
-    window = window or S
-    offs = window_offsets(S)
+    R = width // 2
+    window = window or R
+    offs = window_offsets(R)
+    rank = np.cumsum(ids >= 0) - 1
     out = {}
     for p in range(n):
         if ids[p] < 0:
@@ -102,9 +143,12 @@ def brute_attention(ids, att, top, weight, window=None):
         cands = []
         for c, o in enumerate(offs):
             q = p + o
-            if abs(o) > window or np.isnan(att[p, c]) or not 0 <= q < n or ids[q] < 0:
+            if not 0 <= q < n or ids[q] < 0 or np.isnan(att[p, c]):
                 continue
-            cands.append((-att[p, c], abs(o), o, ids[q], att[p, c]))
+            d = int(rank[q] - rank[p])
+            if abs(d) > window:
+                continue
+            cands.append((-att[p, c], abs(d), d, ids[q], att[p, c]))
         cands.sort()
         for r, (_, _, _, ctx, w) in enumerate(cands[:top], start=1):
             value = w / cands[0][4] if weight == "divide" else 1.0 / r

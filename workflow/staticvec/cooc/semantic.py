@@ -7,10 +7,13 @@ Both builders read the teacher's per-shard feature parts (:mod:`staticvec.teache
 
 **Self-attention (SemGloVe_sd, _sr; paper §4.1).** ``AW_ij`` is the attention summed over all layers
 and heads (eq. 8), averaged over the piece block of target word i (query) × context word j (key)
-(eq. 9); the feature pass stores it for the 2S positions ±1..±S of each word. Per target word, the
-candidates are the in-vocabulary words among those 2S; the ``top`` of them by decreasing ``AW_ij``
-form C(w_i) (paper: top S; the released code keeps top S+1; sd10: top 2S = all). Ties are broken by
-distance, nearer first, then left before right. Weights: ``divide`` = AW_ij / AW_i(1), the largest
+(eq. 9); the feature pass stores it for the raw positions ±1..±R of each word (R ≥ S; 2S by
+default). Per target word, the candidates are the 2S words of GloVe's window: out-of-vocabulary
+words are deleted first (as GloVe's counter does; the teacher still reads the whole sentence) and
+the S in-vocabulary words on each side in the sentence are the window, so the window words are
+GloVe's and sdR's pairs are GloVe's pairs. The ``top`` of them by decreasing ``AW_ij`` form C(w_i)
+(paper: top S; the released code keeps top S+1; sd10: top 2S = all). Ties are broken by distance
+in that OOV-deleted sequence, nearer first, then left before right. Weights: ``divide`` = AW_ij / AW_i(1), the largest
 selected weight (eq. 10); ``rank`` = 1/r for the r-th selected word (SemGloVe_sr, §5.5). Then
 X_ij += weight (eq. 11): i is the target, j the context (X is not symmetric).
 
@@ -59,6 +62,7 @@ log = logging.getLogger(__name__)
 WEIGHTS = ("divide", "rank")
 DROP_TARGET = ("auto", "yes", "no")
 TIE_RULE = "equal weights: nearer word first, then left before right"
+WINDOW_OVER = "in-vocabulary words (out-of-vocabulary words deleted first, as GloVe's window)"
 _BYTES_PER_ENTRY = 64  # accumulator buffer plus the scratch of its sort (as the window counter)
 _RESERVED = 10**20  # placeholder for a count known only after writing: the store header is sized at the start
 
@@ -111,29 +115,63 @@ def divide_weights(values: np.ndarray, selected: np.ndarray) -> tuple[np.ndarray
 
 
 def attention_pairs(word_ids: np.ndarray, attention: np.ndarray, top: int, weight: str,
-                    window: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    window: int | None = None, sentence_offsets: np.ndarray | None = None,
+                    stats: dict | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(target ids, context ids, weights) of one feature part's attention window (see module doc).
 
-    ``attention`` is (n_words, 2S) for offsets -S..-1, +1..+S (NaN: no word there, another
-    sentence, or a word without pieces); ``word_ids`` the vocabulary ids (-1: out of vocabulary).
-    ``window`` ≤ S restricts the candidates to ±window.
+    ``attention`` is (n_words, 2R) for the raw offsets -R..-1, +1..+R of each word in its sentence
+    (NaN: no word there, another sentence, or a word without pieces); ``word_ids`` the vocabulary
+    ids (-1: out of vocabulary); ``sentence_offsets`` the part's sentence boundaries (default: one
+    sentence). The window is GloVe's: out-of-vocabulary words are deleted first, and the candidates
+    of a target are the in-vocabulary words at most ``window`` (default R) *in-vocabulary* positions
+    away in its sentence — the pairs GloVe's window counts, so sd10 (top 2S) is every window word
+    and sdR's pairs are GloVe's. The teacher still reads the whole sentence. A candidate whose raw
+    offset exceeds the features' R (more than R − window out-of-vocabulary words in between) is
+    missing: their number is added to ``stats['beyond_features']`` (features with R = 2S miss
+    almost none; R = S misses every window that spans an out-of-vocabulary word).
     """
     if weight not in WEIGHTS:
         raise StaticvecError(f"attention weight {weight!r}: expected one of {', '.join(WEIGHTS)}")
     n, width = attention.shape
-    S = width // 2
-    window = S if window is None else int(window)
-    if not 1 <= window <= S:
-        raise StaticvecError(f"attention window {window}: the features hold offsets ±1..±{S}")
-    offsets = window_offsets(S)
-    columns = tie_order(offsets)
-    columns = columns[np.abs(offsets[columns]) <= window]
-    offsets = offsets[columns]
-    A = attention[:, columns]
+    R = width // 2
+    window = R if window is None else int(window)
+    if window < 1:
+        raise StaticvecError(f"attention window {window}: must be at least 1")
     ids = np.asarray(word_ids, dtype=np.int64)
+    if sentence_offsets is None:
+        sentence_offsets = np.array([0, n], dtype=np.int64)
+    bounds = np.asarray(sentence_offsets, dtype=np.int64)
+    if len(bounds) < 1 or bounds[0] != 0 or bounds[-1] != n or (np.diff(bounds) < 0).any():
+        raise StaticvecError(f"sentence offsets must run from 0 to the {n} words, non-decreasing")
+    sentence = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    inv = ids >= 0
+    kept = np.zeros(n + 1, np.int64)
+    np.cumsum(inv, out=kept[1:])
+    rank = kept[1:] - 1  # index of each in-vocabulary word in the OOV-deleted sequence
+    offsets = window_offsets(R)
     position = np.arange(n)[:, None] + offsets[None, :]
-    context = ids[np.clip(position, 0, max(n - 1, 0))] if n else np.zeros((0, len(offsets)), np.int64)
-    valid = ~np.isnan(A) & (context >= 0) & (ids >= 0)[:, None] & (position >= 0) & (position < n)
+    clipped = np.clip(position, 0, max(n - 1, 0))
+    if n:
+        inside = (position >= 0) & (position < n) & (sentence[clipped] == sentence[:, None])
+        distance = rank[clipped] - rank[:, None]  # signed distance after deleting OOV words
+        candidate = inside & inv[clipped] & inv[:, None] & (np.abs(distance) <= window)
+        context = ids[clipped]
+    else:
+        distance = context = np.zeros((0, 2 * R), np.int64)
+        candidate = np.zeros((0, 2 * R), bool)
+    if stats is not None and n:
+        # in-vocabulary words within ±window of each target in its sentence, against those the features hold
+        s_first, s_count = kept[bounds[:-1]], kept[bounds[1:]] - kept[bounds[:-1]]
+        before = rank - s_first[sentence]
+        after = s_count[sentence] - before - 1
+        expected = np.minimum(before, window) + np.minimum(after, window)
+        stats["beyond_features"] = stats.get("beyond_features", 0) + int((expected - candidate.sum(axis=1))[inv].sum())
+    # tie rule: nearer (in the OOV-deleted sequence) first, then left before right
+    tie = np.where(candidate, 2 * np.abs(distance) + (distance > 0), np.iinfo(np.int64).max)
+    perm = np.argsort(tie, axis=1, kind="stable")
+    A = np.take_along_axis(attention, perm, axis=1)
+    context = np.take_along_axis(context, perm, axis=1)
+    valid = np.take_along_axis(candidate, perm, axis=1) & ~np.isnan(A)
     order, selected = select_top(A, valid, top)
     values = np.take_along_axis(A, order, axis=1)
     if weight == "divide":
@@ -334,7 +372,8 @@ def build_shard(parts: Iterable[dict], vocab, variants: Sequence[Variant], featu
             for v in variants:
                 c = counters[v.name]
                 if v.source == "attention":
-                    i, j, x = attention_pairs(arrays["word_ids"], arrays["attention_window"], v.top, v.weight, v.window)
+                    i, j, x = attention_pairs(arrays["word_ids"], arrays["attention_window"], v.top, v.weight,
+                                              v.window, arrays["sentence_offsets"], c)
                     c["n_tokens"] += int((arrays["word_ids"] >= 0).sum())
                 else:
                     i, j, x, skipped = mlm_piece_pairs(arrays, v.top, v.weight, drop, pieces.not_context)
@@ -351,8 +390,13 @@ def build_shard(parts: Iterable[dict], vocab, variants: Sequence[Variant], featu
             meta = dict(common, n_pairs=c["n_pairs"], n_tokens=c["n_tokens"], n_sentences=n_sentences)
             if v.source == "attention":
                 meta.update(kind="semglove-attention", window=v.window or S, top=v.top, weight=v.weight,
-                            tie_rule=TIE_RULE, aggregation="attention summed over layers and heads, piece-block mean")
+                            tie_rule=TIE_RULE, aggregation="attention summed over layers and heads, piece-block mean",
+                            window_over=WINDOW_OVER, feature_window=S, beyond_features=c.get("beyond_features", 0))
                 sha = vocab_fingerprint(vocab)
+                if c.get("beyond_features"):
+                    log.warning("variant %s: %d window words lie beyond the features' ±%d positions (out-of-vocabulary "
+                                "words in between): store teacher.feature_sets.*.attention_window ≥ 2S to keep them",
+                                v.name, c["beyond_features"], S)
             else:
                 meta.update(kind="semglove-mlm-pieces", ids="teacher pieces", top=v.top, weight=v.weight,
                             mlm_mode=mode, mlm_topk=k, drop_target=drop, mlm_head=(feature_meta.get("mlm_head") or {}).get("kind"))

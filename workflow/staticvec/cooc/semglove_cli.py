@@ -28,7 +28,9 @@ def register(sub) -> None:
     p.add_argument("--mlm", nargs=3, action="append", default=[], metavar=("TOP", "WEIGHT", "OUT"),
                    help="an MLM variant: first TOP predictions, weight divide|rank, piece store OUT (repeatable)")
     p.add_argument("--window", type=int, default=None,
-                   help="attention candidates within ±WINDOW (default: the features' S); with --shard: S of the teacher pass")
+                   help="attention candidates: the in-vocabulary words within ±WINDOW after deleting out-of-vocabulary "
+                        "words, as GloVe's window (default: the features' stored width); with --shard the teacher "
+                        "pass stores ±2·WINDOW raw positions")
     p.add_argument("--drop-target", choices=["auto", "yes", "no"], default="auto",
                    help="drop the target piece from its MLM predictions (auto: in unmasked mode, as the released code)")
     p.add_argument("--teacher", default=None, help="teacher spec (MLM variants: its tokenizer; --shard: the model)")
@@ -138,7 +140,9 @@ def _recompute(args, vocab, variants, needs_pieces):
 
     if not args.teacher:
         raise StaticvecError("--shard needs --teacher (the features are computed now)")
-    S = (args.window or 5) if any(v.source == "attention" for v in variants) else 0
+    # raw positions ±2S: the S in-vocabulary words on each side (OOV deleted first) lie within them
+    # unless more than S out-of-vocabulary words intervene (counted in the store's beyond_features)
+    S = 2 * (args.window or 5) if any(v.source == "attention" for v in variants) else 0
     teacher = load_teacher(args.teacher, device=args.device, offline=not args.online, attention=S > 0,
                            mlm_head=args.mlm_head if needs_pieces else None, dtype=args.dtype,
                            max_length=args.max_length)
