@@ -124,6 +124,46 @@ def test_sentence_length_filter_boundaries_and_paragraph_dropping():
     ]
 
 
+def test_x2static_paragraph_filter_on_the_raw_paragraph():
+    # X2Static: paragraphs with fewer than 3 sentences or 140 characters are removed before tokenizing;
+    # every sentence counts (short ones too), characters are the raw paragraph's
+    settings = TokenizerSettings(min_sentence_tokens=10, max_sentence_tokens=40,
+                                 min_paragraph_sentences=3, min_paragraph_chars=140)
+    three = " ".join([sentence_of(12), sentence_of(3), sentence_of(3)])  # 3 sentences, one training sentence
+    assert len(three) < 140
+    exactly = "x" * (139 - len(three)) + " " + three  # the first sentence grows: exactly 140 characters
+    assert len(exactly) == 140
+    paragraphs = [
+        " ".join([sentence_of(30), sentence_of(30)]),  # 2 sentences, > 140 characters: removed
+        three,  # 3 sentences, < 140 characters: removed
+        exactly,  # 3 sentences, 140 characters: kept
+        sentence_of(12) + "  " + sentence_of(35) + " " + sentence_of(2),  # 3 sentences, > 140: kept
+    ]
+    removed = {}
+    sentences = list(tokenize_documents([Document("5", "t", paragraphs)], settings, removed=removed))
+    assert sorted({s.paragraph for s in sentences}) == [2, 3]
+    assert [(s.paragraph, s.keep) for s in sentences if s.paragraph == 2] == [(2, True), (2, False), (2, False)]
+    assert removed == {"paragraphs": 2, "sentences": 3, "tokens": 30 + 30 + 12}
+    # no filter: every paragraph with a training sentence stays
+    plain = TokenizerSettings(min_sentence_tokens=10, max_sentence_tokens=40)
+    assert sorted({s.paragraph for s in tokenize_documents([Document("5", "t", paragraphs)], plain)}) == [0, 1, 2, 3]
+
+
+def test_tokenize_command_applies_the_configured_paragraph_filter(tmp_path):
+    from staticvec.cli import main
+
+    src = write_xz(tmp_path / "wiki_00", WIKI_TEXT)
+    common = ["corpus", "tokenize", str(src), "--min-sentence-tokens", "5"]
+    assert main([*common, "--out", str(tmp_path / "all.tsv.gz"), "--stats", str(tmp_path / "all.json")]) == 0
+    assert main([*common, "--out", str(tmp_path / "f.tsv.gz"), "--stats", str(tmp_path / "f.json"),
+                 "--min-paragraph-sentences", "2", "--min-paragraph-chars", "140"]) == 0
+    kept = {r.article for r in iter_records(tmp_path / "f.tsv.gz")}
+    assert {r.article for r in iter_records(tmp_path / "all.tsv.gz")} == {"7", "9"}
+    assert kept == set()  # every paragraph of WIKI_TEXT has one sentence or fewer than 140 characters
+    stats = json.loads((tmp_path / "f.json").read_text())
+    assert stats["paragraph_filter_removed"]["paragraphs"] == 3 and stats["tokens"] == 0
+
+
 def test_shard_round_trip_and_paragraph_filter(tmp_path):
     records = [
         Sentence("1", 0, True, "a b c".split()),

@@ -183,6 +183,9 @@ class Workflow:
             "--split-hyphens" if c.get("split_hyphens", False) else "--no-split-hyphens",
             f"--min-sentence-tokens {c['min_sentence_tokens']}",
             f"--max-sentence-tokens {c['max_sentence_tokens']}",
+            # X2Static's paragraph filter, on the raw paragraphs (null: keep every paragraph)
+            f"--min-paragraph-sentences {(c.get('paragraph_filter') or {}).get('min_sentences', 0)}",
+            f"--min-paragraph-chars {(c.get('paragraph_filter') or {}).get('min_chars', 0)}",
         ])
 
     def budget_flag(self) -> str:

@@ -25,6 +25,10 @@ def register(subparsers) -> None:
     p.add_argument("--max-sentence-tokens", type=int, default=40)
     p.add_argument("--split-hyphens", action=argparse.BooleanOptionalAction, default=False,
                    help="split intra-word hyphens (spaCy default); off keeps 'self-governed' whole")
+    p.add_argument("--min-paragraph-sentences", type=int, default=0,
+                   help="X2Static's paragraph filter: drop paragraphs of fewer sentences (paper: 3; default 0: none)")
+    p.add_argument("--min-paragraph-chars", type=int, default=0,
+                   help="X2Static's paragraph filter: drop paragraphs of fewer characters (paper: 140; default 0: none)")
     p.add_argument("--processes", type=int, default=1, help="spaCy worker processes")
     p.set_defaults(handler=_tokenize)
 
@@ -59,9 +63,11 @@ def _tokenize(args) -> int:
     from staticvec.corpus.tokenize import TokenizerSettings
 
     settings = TokenizerSettings(args.lowercase, args.keep_punctuation, args.min_sentence_tokens, args.max_sentence_tokens,
-                                 args.split_hyphens)
+                                 args.split_hyphens, args.min_paragraph_sentences, args.min_paragraph_chars)
     stats = tokenize_file(args.source, args.out, args.stats, settings, n_process=args.processes)
-    print(f"{args.source}: {stats['articles']} articles, {stats['sentences']} training sentences, {stats['tokens']} tokens")
+    removed = stats["paragraph_filter_removed"]
+    print(f"{args.source}: {stats['articles']} articles, {stats['sentences']} training sentences, {stats['tokens']} tokens"
+          f" ({removed['paragraphs']} paragraphs, {removed['tokens']} tokens removed by the paragraph filter)")
     return 0
 
 

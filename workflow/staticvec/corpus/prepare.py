@@ -56,12 +56,15 @@ def tokenize_file(source: str | os.PathLike, out: str | os.PathLike, stats_out: 
     files = sorted(p for p in source.rglob("wiki_*") if p.is_file()) if source.is_dir() else [source]
     nlp = make_nlp(settings.split_hyphens)
     stats = Stats()
+    removed = {"paragraphs": 0, "sentences": 0, "tokens": 0}
     documents = (doc for f in files for doc in iter_documents(f))
     with atomic_open(out, "wt") as fh:
-        for paragraph in group_paragraphs(tokenize_documents(documents, settings, nlp, n_process=n_process)):
+        for paragraph in group_paragraphs(tokenize_documents(documents, settings, nlp, n_process=n_process,
+                                                             removed=removed)):
             stats.add_paragraph(paragraph)
             fh.writelines(s.to_line() for s in paragraph)
-    result = {"source": str(source), "files": len(files), **stats.as_dict(), "settings": asdict(settings)}
+    result = {"source": str(source), "files": len(files), **stats.as_dict(), "settings": asdict(settings),
+              "paragraph_filter_removed": removed}
     write_json(stats_out, result)
     return result
 

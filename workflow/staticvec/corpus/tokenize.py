@@ -5,6 +5,13 @@ shard records. Tokens are lower-cased (by default), whitespace tokens dropped, a
 sentence is a training sentence (``keep``) when its token count is within the configured
 range (10–40 in the papers). Punctuation tokens are kept by default and count towards
 the length, as in a tokenized one-sentence-per-line corpus.
+
+X2Static's paragraph filter (Gupta & Jaggi §4: "we remove all paragraphs with less than 3
+sentences or 140 characters", then lower-case and tokenize) is applied here, where the paper
+applies it: on the raw paragraph, before the sentence-length filter — its sentences are the
+sentencizer's (every one, of any length) and its characters those of the extracted text. A
+removed paragraph is neither training text nor context (config ``corpus.paragraph_filter``;
+null keeps every paragraph).
 """
 
 from __future__ import annotations
@@ -23,9 +30,15 @@ class TokenizerSettings:
     min_sentence_tokens: int = 10
     max_sentence_tokens: int = 40
     split_hyphens: bool = False
+    min_paragraph_sentences: int = 0  # X2Static: 3 (0: no filter)
+    min_paragraph_chars: int = 0  # X2Static: 140 (0: no filter)
 
     def keeps(self, n_tokens: int) -> bool:
         return self.min_sentence_tokens <= n_tokens <= self.max_sentence_tokens
+
+    def keeps_paragraph(self, n_sentences: int, text: str) -> bool:
+        """X2Static's paragraph filter on the raw paragraph: enough sentences and characters."""
+        return n_sentences >= self.min_paragraph_sentences and len(text.strip()) >= self.min_paragraph_chars
 
 
 def make_nlp(split_hyphens: bool = False):
@@ -64,12 +77,15 @@ def clean_tokens(tokens: Iterable, settings: TokenizerSettings) -> list[str]:
 
 
 def tokenize_documents(
-    documents: Iterable[Document], settings: TokenizerSettings, nlp=None, batch_size: int = 256, n_process: int = 1
+    documents: Iterable[Document], settings: TokenizerSettings, nlp=None, batch_size: int = 256, n_process: int = 1,
+    removed: dict | None = None,
 ) -> Iterator[Sentence]:
     """Sentences of every paragraph of every document, in order, with their keep flag.
 
-    Paragraphs that hold no training sentence are dropped whole (they are never context
-    for a kept sentence); the paragraph index stays the one in the article.
+    Paragraphs that fail the paragraph filter, or hold no training sentence, are dropped whole
+    (they are never context for a kept sentence); the paragraph index stays the one in the
+    article. ``removed`` (if given) counts the paragraphs, training sentences and tokens the
+    paragraph filter removed.
     """
     nlp = nlp or make_nlp(settings.split_hyphens)
 
@@ -82,6 +98,12 @@ def tokenize_documents(
         sentences = [clean_tokens(sent, settings) for sent in spacy_doc.sents]
         sentences = [s for s in sentences if s]
         flags = [settings.keeps(len(s)) for s in sentences]
+        if not settings.keeps_paragraph(len(sentences), spacy_doc.text):
+            if removed is not None and any(flags):
+                removed["paragraphs"] = removed.get("paragraphs", 0) + 1
+                removed["sentences"] = removed.get("sentences", 0) + sum(flags)
+                removed["tokens"] = removed.get("tokens", 0) + sum(len(s) for s, k in zip(sentences, flags) if k)
+            continue
         if any(flags):
             for tokens, keep in zip(sentences, flags):
                 yield Sentence(article, index, keep, tokens)
