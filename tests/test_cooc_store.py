@@ -140,3 +140,40 @@ def test_ids_outside_the_vocabulary_are_rejected(tmp_path):
     with CoocAccumulator(V, tmp_dir=tmp_path) as acc:
         with pytest.raises(ValueError, match="outside"):
             acc.add([0, V], [1, 1], 1.0)
+
+
+def test_subset_store_keeps_the_sub_vocabulary_pairs_with_its_ids(tmp_path):
+    """A corpus fraction's store: entries of words of its own vocabulary, remapped to its ids (brute force)."""
+    from staticvec.cli import main
+    from staticvec.cooc.store import subset_store, vocab_fingerprint
+    from staticvec.corpus.vocab import Vocabulary
+
+    full = Vocabulary([f"w{k}" for k in range(V)], list(range(1000, 1000 - V, -1)))
+    i, j, x = random_triples(7)
+    write_store(tmp_path / "full.cooc", i, j, x, V, vocab_fingerprint(full), {"window": 5})
+    # the fraction's vocabulary: its own frequency order, one word the full vocabulary lacks
+    rng = np.random.default_rng(3)
+    words = [f"w{k}" for k in rng.permutation(V)[:30]] + ["new"]
+    sub = Vocabulary(words, list(range(100, 100 - len(words), -1)))
+    header = subset_store(tmp_path / "full.cooc", full, sub, tmp_path / "sub.cooc", buffer_entries=64)
+    store = CoocStore(tmp_path / "sub.cooc")
+    store.verify()
+    assert store.vocab_size == len(sub) and store.vocab_sha256 == vocab_fingerprint(sub)
+    expected = np.zeros((len(sub), len(sub)))
+    d = dense(i, j, x)
+    for a, wa in enumerate(words):
+        for b, wb in enumerate(words):
+            if wa in full and wb in full:
+                expected[a, b] = d[full.index[wa], full.index[wb]]
+    np.testing.assert_allclose(store.to_scipy().toarray(), expected, rtol=1e-6)
+    meta = header["meta"]
+    assert meta["window"] == 5 and meta["subset"]["words_not_in_source"] == 1
+    assert meta["subset"]["entries_kept"] == store.n_entries
+    # the command reads the same files; a store of another vocabulary is refused
+    full.save(tmp_path / "full.tsv")
+    sub.save(tmp_path / "sub.tsv")
+    assert main(["cooc", "subset", str(tmp_path / "full.cooc"), "--source-vocab", str(tmp_path / "full.tsv"),
+                 "--vocab", str(tmp_path / "sub.tsv"), "--out", str(tmp_path / "cli.cooc")]) == 0
+    assert np.array_equal(np.asarray(CoocStore(tmp_path / "cli.cooc").records), np.asarray(store.records))
+    with pytest.raises(InputFileError, match="another vocabulary"):
+        subset_store(tmp_path / "full.cooc", sub, full, tmp_path / "bad.cooc")

@@ -296,3 +296,37 @@ def test_interrupted_tokenization_leaves_no_output(tmp_path, monkeypatch):
         tokenize_file(src, tmp_path / "out.tsv.gz", tmp_path / "out.json", TokenizerSettings())
     assert not (tmp_path / "out.tsv.gz").exists()
     assert not list(tmp_path.glob(".out.tsv.gz*"))  # temporary file cleaned up
+
+
+def test_restrict_embeddings_to_a_fraction_vocabulary(tmp_path):
+    import numpy as np
+
+    from staticvec.cli import main
+    from staticvec.corpus.vocab import restrict_embeddings
+    from staticvec.embeddings import Embeddings
+
+    emb = Embeddings(["a", "b", "c", "d"], np.arange(8, dtype=np.float32).reshape(4, 2), [9, 8, 7, 6])
+    frac = Vocabulary(["c", "a", "z"], [5, 3, 2])
+    kept, missing = restrict_embeddings(emb, frac)
+    assert kept.words == ["c", "a"] and missing == ["z"]
+    np.testing.assert_array_equal(kept.vectors, [[4, 5], [0, 1]])
+    emb.save(tmp_path / "all.bin")
+    frac.save(tmp_path / "vocab.tsv")
+    assert main(["corpus", "restrict-embeddings", str(tmp_path / "all.bin"), "--vocab", str(tmp_path / "vocab.tsv"),
+                 "--out", str(tmp_path / "frac.bin")]) == 0
+    assert Embeddings.load(tmp_path / "frac.bin").words == ["c", "a"]
+
+
+def test_a_corpus_fraction_trains_on_its_own_vocabulary():
+    from pathlib import Path
+
+    from staticvec.config import load_config
+    from staticvec.workflow import Workflow
+
+    repo = Path(__file__).resolve().parents[1]
+    w = Workflow(load_config([repo / "config" / "config.yaml"]), repo)
+    frac = next(e for e in w.sheet.ids("glove") if w.spec(e).fraction == 0.25)
+    assert w.emb_vocab(frac).endswith("corpus/vocab.min5.2of8.tsv")
+    assert w.emb_vocab("glove") == w.vocab() and w.vocab().endswith("corpus/vocab.min5.tsv")
+    para = next(e for e in w.sheet.ids("x2static") if w.spec(e).fraction == 0.125)
+    assert w.emb_vocab(para) == w.vocab(w.params(para).get("min_count"), ".1of8")

@@ -104,3 +104,7 @@ def test_rule_files_resolve_every_semglove_target(shared_data):
     # window5, window5.4of8 (sdR) and window5.2of8 (md.2of8's window gate, the default)
     assert jobs["cooc_window_merge"] == "3"
     assert jobs["train_glove"] == "2" and jobs["semglove_table5_counts"] == "1"
+    # a fraction's stores are on the fraction's own vocabulary: its window counts are counted with it
+    # (8 shards for the corpus, 4 + 2 for the fractions), sd.4of8 is cut down to it (sdR.4of8's pairs)
+    assert jobs["vocabulary"] == "3" and jobs["cooc_window_shard"] == "14"
+    assert jobs["semglove_attention_fraction_vocab"] == "1" and jobs["semglove_merge_attention_fraction"] == "1"

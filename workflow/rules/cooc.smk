@@ -10,20 +10,24 @@ MERGE_FLAGS = W.flags({"memory_gb": COOC["merge_memory_gb"], "max_open": COOC["m
 
 
 rule cooc_window_shard:
+    # with the vocabulary of the corpus ({frac} empty) or of the fraction the shard is counted for
+    # ({frac} = .KofN): GloVe deletes out-of-vocabulary words before its window, so a fraction's
+    # counts are those of glove.c run on the fraction alone
     input:
         shard=W.shard("{shard}"),
-        vocab=W.vocab(),
+        vocab=lambda wc: W.vocab(frac=wc.frac),
     output:
-        f"{R}/cooc/window{{window}}/shards/{{shard}}.cooc",
+        f"{R}/cooc/window{{window}}{{frac}}/shards/{{shard}}.cooc",
     params:
         vocab=W.vocab_flags(),
         flags=COOC_FLAGS,
     log:
-        f"{R}/logs/cooc/window{{window}}/{{shard}}.log",
+        f"{R}/logs/cooc/window{{window}}{{frac}}/{{shard}}.log",
     benchmark:
-        f"{R}/benchmarks/cooc/window{{window}}/{{shard}}.tsv"
+        f"{R}/benchmarks/cooc/window{{window}}{{frac}}/{{shard}}.tsv"
     wildcard_constraints:
         window=r"\d+",
+        frac=r"(\.\d+of\d+)?",
     threads: 2  # one reads and looks up ids while the other counts
     resources:
         mem_mb=int(COOC["memory_gb"] * 1024 * 1.25) + 1024,
@@ -36,9 +40,10 @@ rule cooc_window_shard:
 
 
 rule cooc_window_merge:
-    # all shards ({frac} empty) or the first K of N ({frac} = .KofN: Figure 2b, sdR on a fraction)
+    # all shards ({frac} empty) or the first K of N ({frac} = .KofN: Figure 2b, sdR on a fraction;
+    # ids of the fraction's own vocabulary)
     input:
-        lambda wc: [f"{R}/cooc/window{wc.window}/shards/{s}.cooc" for s in W.frac_shard_ids(wc.frac)],
+        lambda wc: [f"{R}/cooc/window{wc.window}{wc.frac}/shards/{s}.cooc" for s in W.frac_shard_ids(wc.frac)],
     output:
         f"{R}/cooc/window{{window}}{{frac}}.cooc",
     params:

@@ -69,16 +69,19 @@ rule prepare_corpus:
 
 
 rule vocabulary:
+    # of the whole corpus ({frac} empty) or of its first K of N shards ({frac} = .KofN): a corpus
+    # fraction's embeddings hold only the words of the fraction (counted in it, min count applied)
     input:
-        counts=[W.shard_counts(s) for s in W.shard_ids()],
+        counts=lambda wc: [W.shard_counts(s) for s in W.frac_shard_ids(wc.frac)],
     output:
-        f"{W.corpus_dir}/vocab.min{{min_count}}.tsv",
+        f"{W.corpus_dir}/vocab.min{{min_count}}{{frac}}.tsv",
     wildcard_constraints:
         min_count=r"\d+",
+        frac=r"(\.\d+of\d+)?",
     params:
         max_size=W.max_vocab_flag(),
     log:
-        f"{R}/logs/corpus/vocab.min{{min_count}}.log",
+        f"{R}/logs/corpus/vocab.min{{min_count}}{{frac}}.log",
     shell:
         "staticvec corpus vocab --counts {input.counts} --min-count {wildcards.min_count} {params.max_size}"
         " --out {output} > {log} 2>&1"

@@ -42,16 +42,15 @@ rule semglove_cooc_shard:
 
 rule semglove_merge_attention:
     input:
-        lambda wc: SG.shard_stores(wc.variant, wc.frac),
+        lambda wc: SG.shard_stores(wc.variant),
     output:
-        f"{SG.dir}/{{variant}}{{frac}}.cooc",
+        f"{SG.dir}/{{variant}}.cooc",
     log:
-        f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.merge.log",
+        f"{R}/logs/cooc/semglove/{{variant}}.merge.log",
     benchmark:
-        f"{R}/benchmarks/cooc/semglove/{{variant}}{{frac}}.merge.tsv"
+        f"{R}/benchmarks/cooc/semglove/{{variant}}.merge.tsv"
     wildcard_constraints:
         variant=SG.attention_regex,
-        frac=SG.FRACTION_REGEX,
     threads: 1
     resources:
         mem_mb=int(config["cooc"]["merge_memory_gb"] * 1024 * 1.25) + 1024,
@@ -59,6 +58,45 @@ rule semglove_merge_attention:
     shell:
         "staticvec cooc merge {input} --memory-gb " + str(config["cooc"]["merge_memory_gb"]) +
         " --max-open " + str(config["cooc"]["max_open_files"]) + " --out {output} > {log} 2>&1"
+
+
+use rule semglove_merge_attention as semglove_merge_attention_fraction with:
+    # a corpus fraction's shard stores (still on the corpus vocabulary; subset below)
+    input:
+        lambda wc: SG.shard_stores(wc.variant, wc.frac),
+    output:
+        temp(SG.attention_merged("{variant}", "{frac}")),
+    log:
+        f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.merge.log",
+    benchmark:
+        f"{R}/benchmarks/cooc/semglove/{{variant}}{{frac}}.merge.tsv"
+    wildcard_constraints:
+        variant=SG.attention_regex,
+        frac=r"\.\d+of\d+",
+
+
+rule semglove_attention_fraction_vocab:
+    # an attention store of a corpus fraction on the fraction's own vocabulary (its words only)
+    input:
+        store=SG.attention_merged("{variant}", "{frac}"),
+        source_vocab=SG.vocab(),
+        vocab=lambda wc: SG.vocab(wc.frac),
+    output:
+        f"{SG.dir}/{{variant}}{{frac}}.cooc",
+    params:
+        vocab=" ".join(SG.vocab_args()),
+    log:
+        f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.subset.log",
+    wildcard_constraints:
+        variant=SG.attention_regex,
+        frac=r"\.\d+of\d+",
+    threads: 1
+    resources:
+        mem_mb=int(config["cooc"]["merge_memory_gb"] * 1024 * 1.25) + 1024,
+        runtime=240,
+    shell:
+        "staticvec cooc subset {input.store} --source-vocab {input.source_vocab} --vocab {input.vocab} {params.vocab}"
+        " --memory-gb " + str(config["cooc"]["merge_memory_gb"]) + " --out {output} > {log} 2>&1"
 
 
 rule semglove_merge_pieces:

@@ -109,18 +109,22 @@ rule teacher_ase:
 
 
 rule ase_embedding:
-    # an `ase` entry of the sheet: one layer of its fraction's ASE directory
+    # an `ase` entry of the sheet: one layer of its fraction's ASE directory; on a corpus fraction,
+    # only the words of the fraction's own vocabulary (issue 16: a fraction's embedding holds only its words)
     input:
-        lambda wc: W.ase_directory(wc.emb),
+        ase=lambda wc: W.ase_directory(wc.emb),
+        vocab=lambda wc: W.emb_vocab(wc.emb),
     output:
         W.embedding("{emb}"),
     params:
         layer_file=lambda wc: W.ase_layer_file(wc.emb),
+        command=lambda wc: "ln -sfr" if not W.frac(wc.emb) else "staticvec corpus restrict-embeddings",
+        vocab=lambda wc, input: "" if not W.frac(wc.emb) else f"--vocab {input.vocab} --out",
     wildcard_constraints:
         emb=W.ids_regex("ase"),
     localrule: True
     shell:
-        "ln -sfr {params.layer_file} {output}"
+        "{params.command} {params.layer_file} {params.vocab} {output}"
 
 
 rule teacher_token_embedding:

@@ -17,7 +17,7 @@ def gensim_flags(wildcards):
 rule train_gensim_baseline:
     input:
         shards=lambda wc: [W.shard(s) for s in W.emb_shard_ids(wc.emb)],
-        vocab=W.vocab(),
+        vocab=lambda wc: W.emb_vocab(wc.emb),  # a corpus fraction's own vocabulary
     output:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),

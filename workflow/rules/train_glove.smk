@@ -22,7 +22,7 @@ def glove_flags(wildcards):
 rule train_glove:
     input:
         cooc=glove_store,
-        vocab=W.vocab(),
+        vocab=lambda wc: W.emb_vocab(wc.emb),  # a corpus fraction's own vocabulary (the store's ids)
     output:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),

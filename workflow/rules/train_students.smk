@@ -19,7 +19,7 @@ def student_inputs(wildcards):
     k = len(W.emb_shard_ids(wildcards.emb))
     return {
         "features": TP.all_features(spec.teacher, student_feature_set(spec, params), k),
-        "vocab": W.vocab(params.get("min_count")),
+        "vocab": W.emb_vocab(wildcards.emb),  # a corpus fraction's own vocabulary (features remapped to it)
         "feature_vocab": TP.vocab(),  # the vocabulary whose ids the features hold
     }
 

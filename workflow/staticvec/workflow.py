@@ -172,8 +172,15 @@ class Workflow:
         flags = f"--min-count {corpus['min_count']}"
         return flags + (f" --max-vocab {corpus['max_vocab']}" if corpus.get("max_vocab") else "")
 
-    def vocab(self, min_count: int | None = None) -> str:
-        return f"{self.corpus_dir}/vocab.min{min_count or self.config['corpus']['min_count']}.tsv"
+    def vocab(self, min_count: int | None = None, frac: str = "") -> str:
+        """The vocabulary of the whole corpus (``frac`` '') or of a fraction ('.KofN': words counted
+        in its first K of N shards only, as if the fraction were the corpus)."""
+        return f"{self.corpus_dir}/vocab.min{min_count or self.config['corpus']['min_count']}{frac}.tsv"
+
+    def emb_vocab(self, emb: str) -> str:
+        """The vocabulary an embedding is trained on: its corpus fraction's own (Figure 2b,
+        X2Static Figure 1, Wang Figures 4-5), so it holds only words of its fraction."""
+        return self.vocab(self.params(emb).get("min_count"), self.frac(emb))
 
     def tokenize_flags(self) -> str:
         c = self.config["corpus"]

@@ -36,6 +36,15 @@ def register(subparsers) -> None:
     p.add_argument("--no-verify", action="store_true", help="skip the inputs' checksum verification")
     p.set_defaults(handler=_cli_merge)
 
+    p = sub.add_parser("subset", help="a store on a sub-vocabulary (a corpus fraction's own): entries of its words, "
+                                      "with its ids")
+    p.add_argument("store", help="store counted over --source-vocab")
+    p.add_argument("--source-vocab", required=True, help="the store's vocabulary file")
+    _vocab_args(p)
+    p.add_argument("--out", required=True)
+    _memory_args(p, default_gb=2.0)
+    p.set_defaults(handler=_cli_subset)
+
     p = sub.add_parser("info", help="print a store's header; optionally verify it and look up word pairs")
     p.add_argument("store")
     p.add_argument("--verify", action="store_true", help="check the records' checksum")
@@ -95,6 +104,21 @@ def _cli_merge(args) -> int:
     block = max(1 << 20, int(args.memory_gb * 2**30 / 64))  # ~64 bytes per record in flight
     header = merge_stores(args.inputs, args.out, args.max_open, block, args.tmp_dir, verify=not args.no_verify)
     log.info("%s: %d entries from %d stores", args.out, header["n_entries"], len(args.inputs))
+    return 0
+
+
+def _cli_subset(args) -> int:
+    import argparse
+
+    from staticvec.cooc.store import subset_store
+
+    vocab = _load_vocab(args)
+    source_vocab = _load_vocab(argparse.Namespace(vocab=args.source_vocab, min_count=args.min_count,
+                                                  max_vocab=args.max_vocab))
+    header = subset_store(args.store, source_vocab, vocab, args.out, max(1 << 16, int(args.memory_gb * 2**30 / 64)),
+                          args.tmp_dir, args.max_open)
+    log.info("%s: %d of %d entries on %d of %d words", args.out, header["n_entries"],
+             header["meta"]["subset"]["entries_in"], len(vocab), len(source_vocab))
     return 0
 
 

@@ -9,7 +9,10 @@ Figure 2b's corpus sizes — which needs ``n`` to divide the number of corpus sh
     {R}/cooc/semglove/{v}/shards/{shard}.cooc   one corpus shard's counts (every builder variant of the
                                                 shard from one job: attention → word store, MLM → piece store)
     {R}/cooc/semglove/{v}/pieces{frac}.cooc     MLM variants: merged piece store
-    {R}/cooc/semglove/{v}{frac}.cooc            the variant's word store (GloVe's input)
+    {R}/cooc/semglove/{v}/words{frac}.cooc      attention variants on a fraction: merged, corpus vocabulary ids
+    {R}/cooc/semglove/{v}{frac}.cooc            the variant's word store (GloVe's input), over the vocabulary of
+                                                its corpus fraction (corpus/vocab.min{m}{frac}.tsv): a fraction's
+                                                embedding holds only the fraction's words
     {R}/cooc/window{S}{frac}.cooc               GloVe's window counts (sdR values; the released code's gate)
     {R}/cooc/cooccurrence.table5.json           Table 5 pair counts (the tables sheet's cooccurrence result)
 """
@@ -91,6 +94,10 @@ class SemgloveRules:
     def store(self, variant: str, frac: str = "") -> str:
         return f"{self.dir}/{variant}{frac}.cooc"
 
+    def attention_merged(self, variant: str, frac: str) -> str:
+        """An attention variant's merged shard stores of a fraction, still on the corpus vocabulary."""
+        return f"{self.dir}/{variant}/words{frac}.cooc"
+
     def pieces(self, variant: str, frac: str = "") -> str:
         return f"{self.dir}/{variant}/pieces{frac}.cooc"
 
@@ -131,8 +138,11 @@ class SemgloveRules:
             inputs["features"] = self.tp.features(self.teacher, self.fset, shard)
         return inputs
 
-    def vocab(self) -> str:
-        return self.tp.vocab()  # the teacher features' word ids are rows of this file
+    def vocab(self, frac: str = "") -> str:
+        """The corpus vocabulary (the teacher features' word ids are its rows), or a fraction's own."""
+        if not frac:
+            return self.tp.vocab()
+        return f"{self.results}/corpus/vocab.min{self.config['corpus']['min_count']}{frac}.tsv"
 
     def vocab_args(self) -> list[str]:
         corpus = self.config["corpus"]
@@ -174,7 +184,7 @@ class SemgloveRules:
         return shlex.join(args)
 
     def words_inputs(self, variant: str, frac: str = "") -> dict[str, str]:
-        inputs = {"pieces": self.pieces(variant, frac), "vocab": self.vocab()}
+        inputs = {"pieces": self.pieces(variant, frac), "vocab": self.vocab(frac)}
         if self.sc.get("gate_by_window"):
             inputs["gate"] = self.window_store(frac)
         return inputs

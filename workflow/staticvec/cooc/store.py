@@ -705,3 +705,49 @@ class CoocAccumulator:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+# ---------------------------------------------------------------- a store on a sub-vocabulary
+
+
+def subset_store(
+    source: str | os.PathLike,
+    source_vocab,
+    vocab,
+    out: str | os.PathLike,
+    buffer_entries: int = 1 << 24,
+    tmp_dir: str | os.PathLike | None = None,
+    max_open: int = 64,
+) -> dict:
+    """The entries of ``source`` (ids of ``source_vocab``) whose two words are in ``vocab``, with
+    ``vocab``'s ids — a corpus fraction's own vocabulary (its words counted in the fraction only).
+
+    Words of ``vocab`` missing from ``source_vocab`` have no entry; their number is in the
+    header (``meta.words_not_in_source``). Bounded memory: the remapped ids are no longer in
+    row order, so the entries go through :class:`CoocAccumulator`'s external sort.
+    """
+    store = CoocStore(source)
+    if store.vocab_size != len(source_vocab) or (
+        store.vocab_sha256 and store.vocab_sha256 != vocab_fingerprint(source_vocab)
+    ):
+        raise InputFileError(source, f"store was counted over another vocabulary than the {len(source_vocab)} words given")
+    remap = np.full(len(source_vocab), -1, dtype=np.int64)
+    index = vocab.index
+    for k, word in enumerate(source_vocab.words):
+        remap[k] = index.get(word, -1)
+    missing = len(vocab) - int((remap >= 0).sum())
+    n_in = n_kept = 0
+    with CoocAccumulator(len(vocab), buffer_entries, tmp_dir or Path(out).parent, max_open) as acc:
+        for i, j, x in store.iter_chunks():
+            n_in += len(i)
+            a, b = remap[i], remap[j]
+            keep = (a >= 0) & (b >= 0)
+            n_kept += int(keep.sum())
+            acc.add(a[keep], b[keep], x[keep])
+        meta = dict(store.meta, subset={"source": str(source), "source_vocab_size": len(source_vocab),
+                                        "vocab_size": len(vocab), "entries_in": n_in, "entries_kept": n_kept,
+                                        "words_not_in_source": missing})
+        header = acc.finish(out, vocab_fingerprint(vocab), meta)
+    if missing:
+        log.warning("%s: %d words of the vocabulary are not in the store's vocabulary: no entries", out, missing)
+    return header

@@ -49,6 +49,13 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True)
     p.set_defaults(handler=_vocab)
 
+    p = sub.add_parser("restrict-embeddings",
+                       help="keep an embedding's rows of a vocabulary's words (a corpus fraction's own vocabulary)")
+    p.add_argument("vectors", help="input vectors (.bin word2vec binary, .txt, .npy)")
+    p.add_argument("--vocab", required=True, help="vocabulary file (word TAB count)")
+    p.add_argument("--out", required=True, help="output vectors (format from the name)")
+    p.set_defaults(handler=_restrict_embeddings)
+
 
 def _extract_dump(args) -> int:
     from staticvec.corpus.sources import extract_dump
@@ -92,4 +99,21 @@ def _vocab(args) -> int:
 
     vocab = build_vocabulary(args.counts, args.out, args.min_count, args.max_size)
     print(f"{args.out}: {len(vocab)} words (min count {args.min_count})")
+    return 0
+
+
+def _restrict_embeddings(args) -> int:
+    import logging
+
+    from staticvec.corpus.vocab import Vocabulary, restrict_embeddings
+    from staticvec.embeddings import Embeddings
+
+    emb = Embeddings.load(args.vectors)
+    vocab = Vocabulary.load(args.vocab)
+    kept, missing = restrict_embeddings(emb, vocab)
+    if missing:
+        logging.getLogger(__name__).warning("%s: %d of the %d vocabulary words have no vector (e.g. %s)",
+                                            args.vectors, len(missing), len(vocab), ", ".join(missing[:5]))
+    kept.save(args.out)
+    print(f"{args.out}: {len(kept)} of {len(emb)} words (the vocabulary of {args.vocab})")
     return 0

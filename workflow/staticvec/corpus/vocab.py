@@ -87,3 +87,18 @@ def merge_count_files(paths: Iterable[str | os.PathLike]) -> Counter:
                     raise InputFileError(path, "expected 'word TAB count'", lineno)
                 total[word] += int(count)
     return total
+
+
+def restrict_embeddings(emb, vocab: Vocabulary):
+    """The rows of ``emb`` for the words of ``vocab``, in ``vocab``'s order and with its counts:
+    a corpus fraction's embedding holds only its fraction's words. Returns (embeddings, the
+    vocabulary words ``emb`` has no vector for)."""
+    import numpy as np
+
+    from staticvec.embeddings import Embeddings
+
+    rows = [emb.get_index(w) for w in vocab.words]
+    have = [k for k, r in enumerate(rows) if r is not None]
+    missing = [vocab.words[k] for k, r in enumerate(rows) if r is None]
+    vectors = emb.vectors[np.array([rows[k] for k in have], dtype=np.int64)] if have else np.zeros((0, emb.dim), np.float32)
+    return Embeddings([vocab.words[k] for k in have], vectors, [vocab.counts[k] for k in have]), missing
