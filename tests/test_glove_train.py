@@ -219,3 +219,26 @@ def test_every_vocabulary_word_is_written_as_glove_c_does(tmp_path):
     seen = tmp_path / "seen" / "vectors.bin"
     assert main([*common, "--out", str(seen), "--only-seen"]) == 0
     assert Embeddings.load(seen).words == ["w0", "w1", "w2"]
+
+
+def test_figure_2a_trains_fewer_than_300_dimensions_for_50_iterations():
+    """SemGloVe §5.3: 'For dimensions smaller than 300, the iteration number is set to 50, otherwise 100'
+    (paper.yaml); the laptop default keeps one iteration count for every size."""
+    from pathlib import Path
+
+    from staticvec.config import load_config
+    from staticvec.train.cli import glove_training_params
+    from staticvec.workflow import Workflow
+
+    repo = Path(__file__).resolve().parents[1]
+    paper = Workflow(load_config([repo / "config" / "config.yaml", repo / "config" / "paper.yaml"]), repo)
+    default = Workflow(load_config([repo / "config" / "config.yaml"]), repo)
+    sweep = paper.sheet.sweeps["semglove_dim"]
+    for base in sweep.bases:
+        for dim in sweep.values:
+            vid = sweep.variant_id(base, dim)
+            got = glove_training_params(paper.params(vid))
+            assert got["dim"] == dim and got["iterations"] == (50 if dim < 300 else 100), vid
+            assert "small_dim_iterations" not in got
+            assert glove_training_params(default.params(vid))["iterations"] == default.params(vid)["iterations"]
+    assert glove_training_params(paper.params("glove"))["iterations"] == 100

@@ -319,3 +319,20 @@ def test_a_wrong_id_in_the_figures_sheet_is_a_clear_error(tmp_path):
     bad.write_text("figures:\n  wang_figure7: {kind: attention, title: t}\n")
     with pytest.raises(StaticvecError, match="'embedding' is a required property"):
         F.load_figures_spec(bad)
+
+
+def test_semglove_figure_2_draws_glove_sd_and_md_lines_with_the_papers_points():
+    """SemGloVe Figures 2a-2c have three lines (GloVe, SemGloVe_sd, SemGloVe_md) at every swept value."""
+    from staticvec.workflow import Workflow
+
+    w = Workflow(_config())
+    for fid in ("semglove_figure2a", "semglove_figure2b", "semglove_figure2c"):
+        entry = w.figures[fid]
+        sweep = w.sheet.sweeps[entry["sweep"]]
+        ids = {i for i, _ in w.figure_results(fid)}
+        for base in ("glove", "semglove_sd", "semglove_md"):
+            assert {sweep.variant_id(base, v) for v in sweep.values} <= ids, (fid, base)
+        results = {i: [_result(ws353_sim=0.5)] for i in ids}
+        data = F.curve_data(entry, sweep, results, {"shards": [{"tokens": 10}] * 8})
+        assert {s["base"] for s in data["series"]} == {"glove", "semglove_sd", "semglove_md"}
+        assert {p["base"] for p in data["paper"]} == {"glove", "semglove_sd", "semglove_md"}

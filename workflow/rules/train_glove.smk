@@ -2,7 +2,7 @@
 # sheet with method glove or semglove, once per seed. The store is GloVe's window counts (of the
 # entry's corpus fraction) or a SemGloVe builder variant (semglove.smk).
 
-from staticvec.train.cli import method_flags
+from staticvec.train.cli import glove_training_params, method_flags
 
 GLOVE_NOT_FLAGS = ("window", "variant", "threads")
 
@@ -15,7 +15,7 @@ def glove_store(wildcards):
 
 
 def glove_flags(wildcards):
-    params = W.params(wildcards.emb)
+    params = glove_training_params(W.params(wildcards.emb))  # Figure 2a: 50 iterations below 300-d (paper.yaml)
     return method_flags("glove", {k: v for k, v in params.items() if k not in GLOVE_NOT_FLAGS})
 
 

@@ -104,6 +104,17 @@ _NOT_FLAGS = {"window": ("glove",), "threads": ("glove", "skipgram", "cbow", "fa
 _FLAG_NAMES = {"gpu_batch_size": "batch-size"}
 
 
+def glove_training_params(params: dict) -> dict:
+    """A glove/semglove entry's training parameters with ``small_dim_iterations`` applied:
+    SemGloVe §5.3 (Figure 2a) trains vectors of fewer than 300 dimensions for 50 iterations,
+    the others for the paper's 100 (config ``methods.glove|semglove.small_dim_iterations``)."""
+    params = dict(params)
+    rule = params.pop("small_dim_iterations", None)
+    if rule and int(params.get("dim", 300)) < int(rule["below_dim"]):
+        params["iterations"] = int(rule["iterations"])
+    return params
+
+
 def method_flags(method: str, settings: dict) -> str:
     """The command-line flags of ``staticvec train`` for a ``methods.<method>`` config
     section (so a rule passes the config through without listing every key)."""
