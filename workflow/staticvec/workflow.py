@@ -397,6 +397,8 @@ class Workflow:
                 continue  # a row the sheet does not build (e.g. a user-supplied GloVe 6B file)
             if source == "intrinsic":
                 pairs += [(emb, self.intrinsic_result(emb, s, entry["protocol"])) for s in self.seeds(emb)]
+                if entry.get("record_columns"):  # counts from the training record (SemGloVe Table 4's pairs)
+                    pairs += [(f"{emb}@record", self.embedding_record(emb, s)) for s in self.seeds(emb)]
             elif source == "classification":
                 pairs.append((emb, self.classification_result(emb)))
             elif source == "tagging":

@@ -10,7 +10,10 @@ Inputs:
 - ``row_map`` (paper row → result id, None for a paper row we do not reproduce) and
   ``column_map`` (paper column → result path, or ``{"mean": [paper columns]}``), normally one
   entry of the tables sheet ``config/tables.yaml``;
-- ``meta``: what our column was obtained on (corpus, token count, teacher; the run manifest).
+- ``meta``: what our column was obtained on (corpus, token count, teacher; the run manifest);
+- ``record_columns`` (the sheet's key): counts read from the row embeddings' training records
+  (result ids ``<embedding>@record``), beside the paper's info column of that name (SemGloVe
+  Table 4's total word pairs = the store header's distinct entries).
 
 :func:`build_comparison` returns a long DataFrame (one line per row × column: paper, ours, diff,
 found/total, runs); :func:`write_comparison` writes it as CSV and as Markdown (a wide table of
@@ -40,6 +43,10 @@ from typing import Iterable
 from staticvec.errors import InputFileError, StaticvecError
 
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "tables.schema.yaml"
+# result ids <embedding>@record: the embedding's training record (vectors.json), for record_columns
+RECORD_SUFFIX = "@record"
+_COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMB]?)\s*$")
+_COUNT_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9}
 _VALUE = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:\((.*)\))?\s*$")
 
 
@@ -326,21 +333,70 @@ def _mean_sd(values: list[float]) -> tuple[float | None, float | None]:
 # ------------------------------------------------------------------ comparison
 
 
-def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_map: dict, meta: dict | None = None):
+def parse_count(text) -> float:
+    """A count as papers print it: 0.3B, 12M, 5K or a plain number; NaN when empty."""
+    if text is None or not str(text).strip():
+        return math.nan
+    m = _COUNT.match(str(text))
+    if not m:
+        raise StaticvecError(f"{text!r} is not a count (a number, optionally followed by K, M or B)")
+    return float(m.group(1)) * _COUNT_UNITS[m.group(2)]
+
+
+def count_text(value) -> str:
+    """A count printed like the papers' (0.3B, 2.41M, 950K, 12)."""
+    if _missing(value):
+        return "—"
+    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(value) >= size:
+            return f"{value / size:.3g}{unit}"
+    return f"{value:.0f}"
+
+
+def _record_value(record: dict, path: str):
+    node = record
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return float(node) if isinstance(node, (int, float)) and not isinstance(node, bool) else None
+
+
+def _load_record(item) -> dict:
+    if isinstance(item, dict):
+        return item
+    if not Path(item).exists():
+        raise InputFileError(item, "training record not found")
+    try:
+        return json.loads(Path(item).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputFileError(item, f"not a JSON training record ({exc})") from None
+
+
+def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_map: dict, meta: dict | None = None,
+                     record_columns: dict | None = None):
     """Long DataFrame: row, label, embedding, column, paper, paper_note, ours, ours_sd, runs, diff,
-    found, total, oov_policy (see the module doc). ``meta`` is kept in ``df.attrs``."""
+    found, total, oov_policy (see the module doc). ``meta`` is kept in ``df.attrs``.
+
+    ``record_columns`` ({column: dotted path}) adds counts read from each row embedding's training
+    record (result id ``<embedding>@record``), beside the paper's info column of that name."""
     import pandas as pd
 
     paper = paper_table_csv if isinstance(paper_table_csv, PaperTable) else load_paper_table(paper_table_csv)
     if paper.kind == "neighbours":
         raise StaticvecError(f"{paper.path}: a neighbours table; use build_neighbours")
     scale = paper.scale
+    record_columns = dict(record_columns or {})
+    records = {
+        emb[: -len(RECORD_SUFFIX)]: [_load_record(r) for r in (items if isinstance(items, (list, tuple)) else [items])]
+        for emb, items in our_results.items() if emb.endswith(RECORD_SUFFIX)
+    }
     loaded = {
         emb: [_load_result(r) for r in (items if isinstance(items, (list, tuple)) else [items])]
-        for emb, items in our_results.items()
+        for emb, items in our_results.items() if not emb.endswith(RECORD_SUFFIX)
     }
     rows = list(paper.rows) + [r for r in row_map if r not in paper.rows]  # extra rows: ours only
-    records = []
+    rows_out = []
     for row in rows:
         emb, runs, ours = _row_results(row, row_map.get(row), loaded, column_map, scale)
         oov = sorted({r.get("oov_policy") for r in runs if r.get("oov_policy")})
@@ -348,7 +404,7 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
             value = paper.values.get((row, column), math.nan)
             entry = ours.get(column, {})
             mine = entry.get("ours")
-            records.append({
+            rows_out.append({
                 "row": row,
                 "label": paper.labels.get(row, emb or row),
                 "embedding": emb,
@@ -363,10 +419,23 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
                 "total": entry.get("total"),
                 "oov_policy": ",".join(oov) or None,
             })
-    frame = pd.DataFrame.from_records(records)
+        mapping = row_map.get(row)
+        for column, path in record_columns.items():
+            values = [v for v in (_record_value(r, path) for r in records.get(mapping, []) if isinstance(mapping, str))
+                      if v is not None]
+            mine, sd = _mean_sd(values)
+            rows_out.append({
+                "row": row, "label": paper.labels.get(row, emb or row), "embedding": emb, "column": column,
+                "paper": parse_count(paper.info.get(row, {}).get(column)), "paper_note": None, "ours": mine,
+                "ours_sd": sd, "runs": len(values), "diff": None, "found": None, "total": None, "oov_policy": None,
+            })
+    frame = pd.DataFrame.from_records(rows_out)
     columns = paper.columns + [c for c in column_map if c not in paper.columns]
+    columns = [c for c in record_columns if c not in columns] + columns  # after the model, as the paper prints it
     frame.attrs.update({"table": paper.title, "meta": meta or {}, "paper_meta": paper.meta, "policy": _policy(loaded),
-                        "columns": columns, "decimals": {c: max(1, paper.decimals(c)) for c in columns}})
+                        "columns": columns, "decimals": {c: max(1, paper.decimals(c)) for c in columns if c in paper.columns
+                                                         or c in column_map},
+                        "counts": list(record_columns)})
     frame.attrs["caption"] = caption(paper, meta or {}, frame.attrs["policy"])
     return frame
 
@@ -540,6 +609,9 @@ def to_markdown(frame) -> str:
                 continue
             d = decimals.get(c, 1)
             mine = None if _missing(r["ours"]) else r["ours"]
+            if c in frame.attrs.get("counts", ()):
+                cells.append(f"{count_text(mine)} / {count_text(r['paper'])}")
+                continue
             text = f"{_fmt(mine, d)} / {_fmt(r['paper'], d)}"
             if isinstance(r["paper_note"], str) and r["paper_note"]:
                 text += f"[{r['paper_note']}]"  # e.g. X2Static's ASE layer, printed in parentheses
@@ -550,14 +622,17 @@ def to_markdown(frame) -> str:
             cells.append(text)
         emb = g["embedding"].iloc[0]
         lines.append(f"| {g['label'].iloc[0]} | {'—' if _missing(emb) else emb} | " + " | ".join(cells) + " |")
+    covered = [c for c in columns if c not in frame.attrs.get("counts", ())]
     lines += ["", "Cells: ours / paper (ours − paper). Coverage of ours (found / total):", "",
-              "| model | " + " | ".join(columns) + " |", "| --- | " + " | ".join("---" for _ in columns) + " |"]
+              "| model | " + " | ".join(covered) + " |", "| --- | " + " | ".join("---" for _ in covered) + " |"]
     for row, g in frame.groupby("row", sort=False):
         if g["ours"].map(_missing).all():
             continue  # no result of ours in this row
         by_col = {r["column"]: r for _, r in g.iterrows()}
         cells = []
         for c in columns:
+            if c in frame.attrs.get("counts", ()):
+                continue
             r = by_col.get(c)
             ok = r is not None and not _missing(r["found"]) and not _missing(r["total"])
             cells.append(f"{int(r['found'])}/{int(r['total'])}" if ok else "—")
@@ -616,6 +691,7 @@ def _cli_table(args) -> int:
     if paper.kind == "neighbours":
         frame = build_neighbours(paper, results, entry["rows"], meta, entry.get("queries"))
     else:
-        frame = build_comparison(paper, results, entry["rows"], entry.get("columns", {}), meta)
+        frame = build_comparison(paper, results, entry["rows"], entry.get("columns", {}), meta,
+                                 entry.get("record_columns"))
     write_comparison(frame, args.out_csv, args.out_md)
     return 0

@@ -1,0 +1,67 @@
+"""SemGloVe Table 4's total word pairs: our count per store, read from each row embedding's training
+record (the store header's n_entries), beside the paper's printed count."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from staticvec.cli import main
+from staticvec.report.tables import build_comparison, count_text, parse_count, to_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _result(score):
+    return {"results": {k: {"score": score, "found": 9, "total": 10} for k in ("ws353", "ws353_sim", "ws353_rel",
+                                                                               "simlex999")}, "oov_policy": "mean"}
+
+
+def test_counts_parse_and_print_like_the_paper():
+    assert parse_count("0.3B") == pytest.approx(3e8) and parse_count("12M") == 12e6 and parse_count("950") == 950
+    assert math.isnan(parse_count("")) and math.isnan(parse_count(None))
+    assert count_text(3e8) == "300M" and count_text(2.41e6) == "2.41M" and count_text(2.5e9) == "2.5B"
+    assert count_text(float("nan")) == "—"
+
+
+def test_table4_shows_our_pairs_per_store_from_the_training_records(tmp_path):
+    paper = ROOT / "resources/paper_tables/semglove_table4.csv"
+    files = {}
+    for emb, n in (("glove", 2_410_000), ("semglove_sd", 1_230_000)):
+        (tmp_path / f"{emb}.json").write_text(json.dumps({"method": "glove", "cooc": {"n_entries": n}}))
+        (tmp_path / f"{emb}.eval.json").write_text(json.dumps(_result(0.5)))
+        files[emb] = str(tmp_path / f"{emb}.eval.json")
+        files[f"{emb}@record"] = str(tmp_path / f"{emb}.json")
+    frame = build_comparison(paper, files, {"glove": "glove", "semglove_sd": "semglove_sd", "semglove_md": None},
+                             {"ws353": "ws353"}, record_columns={"pairs": "cooc.n_entries"})
+    cell = frame.set_index(["row", "column"])
+    assert cell.loc[("glove", "pairs"), "ours"] == 2_410_000 and cell.loc[("glove", "pairs"), "paper"] == 3e8
+    assert cell.loc[("semglove_sd", "pairs"), "ours"] == 1_230_000 and cell.loc[("semglove_sd", "pairs"), "paper"] == 2e8
+    assert math.isnan(cell.loc[("semglove_md", "pairs"), "ours"])  # no result of ours in this row
+    assert cell.loc[("glove", "ws353"), "ours"] == pytest.approx(50.0)  # the scores are untouched
+    md = to_markdown(frame)
+    assert "| GloVe | glove | 2.41M / 300M | 50.0 / 52.6 (-2.6) |" in md
+    assert "1.23M / 200M" in md
+
+
+def test_table_command_reads_the_records_named_in_the_sheet(tmp_path):
+    from staticvec.config import load_config
+    from staticvec.workflow import Workflow
+
+    w = Workflow(load_config([ROOT / "config" / "config.yaml"]), ROOT)
+    results = w.table_results("semglove_table4")
+    records = [(rid, path) for rid, path in results if rid.endswith("@record")]
+    assert ("semglove_sd@record", w.embedding_record("semglove_sd", 1)) in records
+    assert {rid[: -len("@record")] for rid, _ in records} == {"glove", "semglove_sd", "semglove_sd10", "semglove_sdR",
+                                                               "semglove_md5", "semglove_md"}
+    args = []
+    for emb in ("glove", "semglove_sdR"):
+        (tmp_path / f"{emb}.json").write_text(json.dumps({"cooc": {"n_entries": 5000}}))
+        (tmp_path / f"{emb}.eval.json").write_text(json.dumps(_result(0.4)))
+        args += [f"{emb}={tmp_path / f'{emb}.eval.json'}", f"{emb}@record={tmp_path / f'{emb}.json'}"]
+    out_md = tmp_path / "t4.md"
+    assert main(["table", "--spec", str(ROOT / "config/tables.yaml"), "--root", str(ROOT), "--table", "semglove_table4",
+                 "--out-csv", str(tmp_path / "t4.csv"), "--out-md", str(out_md), *args]) == 0
+    text = out_md.read_text()
+    assert "5K / 200M" in text and "5K / 300M" in text and "distinct word pairs" in text
