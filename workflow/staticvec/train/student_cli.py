@@ -86,6 +86,11 @@ def register_methods(sub) -> None:
                        help="torch CPU threads (default: 1 with stored features — the update is many small ops, "
                             "which extra threads slow down —, the cores allotted when the teacher runs here)")
         p.add_argument("--no-progress", dest="progress", action="store_false")
+        dev = p.add_argument_group("development curve over training (Wang et al. Figure 5)")
+        dev.add_argument("--dev-set", default=None, help="word-similarity file scored on the output table during training")
+        dev.add_argument("--dev-points", type=int, default=0, help="score it after every 1/N of the run (0: never)")
+        dev.add_argument("--dev-oov", choices=["mean", "drop"], default="mean",
+                         help="OOV policy of the dev score (mean: the web benchmarks', as the figure's protocol)")
         hyper = p.add_argument_group("hyper-parameters (override --params)")
         params_cls = getattr(importlib.import_module(module), params_name)
         for f in dataclasses.fields(params_cls):
@@ -200,10 +205,17 @@ def _run(args) -> int:
     settings.checkpoint_every = args.checkpoint_every
     run = {"method": args.method, "params": dataclasses.asdict(params), "vocab_sha256": sha256_of(args.vocab),
            "vocab_size": len(vocab), "source": source.describe()}
+    table_name = "U" if args.method == "x2static" else "ctx"
+    dev = None
+    if args.dev_set and args.dev_points > 0:
+        from staticvec.train.dev_curve import DevCurve
+
+        dev = source = DevCurve(source, model, table_name, vocab.words, args.dev_set, args.dev_points, args.dev_oov,
+                                settings.epochs)
     started = time.time()
     record = train(model, source, settings, seed=args.seed, checkpoint=args.checkpoint, fingerprint=run,
                    name=args.method, progress=args.progress)
-    table = model.tables["U" if args.method == "x2static" else "ctx"].detach().cpu().numpy()
+    table = model.tables[table_name].detach().cpu().numpy()
     Embeddings(vocab.words, table.astype(np.float32), vocab.counts).save(args.out)
     if args.model and hasattr(model, "save_model"):
         model.save_model(args.model, vocab.words, source.describe().get("teacher"))
@@ -221,6 +233,8 @@ def _run(args) -> int:
         "seconds": round(time.time() - started, 3),
         "train": record,
     }
+    if dev is not None:
+        out["dev_curve"] = dev.finish()
     write_json(args.record or f"{args.out}.json", out)
     if args.checkpoint and Path(args.checkpoint).exists():
         Path(args.checkpoint).unlink()  # the run is complete: its outputs replace the checkpoint
