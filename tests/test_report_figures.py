@@ -336,3 +336,39 @@ def test_semglove_figure_2_draws_glove_sd_and_md_lines_with_the_papers_points():
         data = F.curve_data(entry, sweep, results, {"shards": [{"tokens": 10}] * 8})
         assert {s["base"] for s in data["series"]} == {"glove", "semglove_sd", "semglove_md"}
         assert {p["base"] for p in data["paper"]} == {"glove", "semglove_sd", "semglove_md"}
+
+
+def test_wang_figure5_is_a_curve_over_training_of_each_run(tmp_path):
+    """Figure 5: one line per run (with / without attention) of the dev score recorded during training."""
+    from staticvec.workflow import Workflow
+
+    w = Workflow(_config())
+    entry = w.figures["wang_figure5"]
+    assert entry["kind"] == "training"
+    sweep = w.sheet.sweeps[entry["sweep"]]
+    # the trainers of the sweep's runs score WS353 during training; other students do not
+    run = sweep.variant_id("bert_sg", "attention")
+    args = w.dev_curve_args(run)
+    assert "--dev-set resources/data/eval/similarity/EN-WS-353-ALL.txt" in args and "--dev-points 10" in args
+    assert "--dev-oov mean" in args and w.dev_curve_inputs(run)
+    assert w.dev_curve_args("bert_sg") == "" and w.dev_curve_inputs("x2static_para") == {}
+    assert {i for i, _ in w.figure_results("wang_figure5")} == {sweep.variant_id("bert_sg", v) for v in sweep.values}
+    assert all(p.endswith("/vectors.json") for _, p in w.figure_results("wang_figure5"))
+    records = {}
+    for value, scores in (("attention", [None, 0.40, 0.55, 0.60]), ("mean", [None, 0.30, 0.50, 0.58])):
+        vid = sweep.variant_id("bert_sg", value)
+        path = tmp_path / vid / "seed1" / "vectors.json"
+        path.parent.mkdir(parents=True)
+        points = [{"epoch": 0, "words": 100 * k, "score": s, "found": 9, "total": 10} for k, s in enumerate(scores)]
+        path.write_text(json.dumps({"dev_curve": {"set": "EN-WS-353-ALL.txt", "points": points}}))
+        records[vid] = [str(path)]
+    data = F.training_data(entry, sweep, records)
+    by_value = {s["value"]: s for s in data["series"]}
+    assert [p["x"] for p in by_value["attention"]["points"]] == [0, 100, 200, 300]
+    assert math.isnan(by_value["mean"]["points"][0]["y"])  # no ranking yet: a gap, never a zero
+    assert by_value["attention"]["best"]["y"] == pytest.approx(60.0) and by_value["mean"]["best"]["x"] == 300
+    assert "without attention" in by_value["mean"]["label"] and {p["y"] for p in data["paper"]} == {66.3, 65.8}
+    record = F.make_figure("wang_figure5", entry, RUN_MANIFEST, out_pdf=tmp_path / "f5.pdf", out_png=tmp_path / "f5.png",
+                           sweep=json.dumps(sweep.__dict__), results=records)
+    assert (tmp_path / "f5.pdf").read_bytes()[:4] == b"%PDF"
+    assert "best 60.0" in record["caption"] and record["used"]["points"] == 10

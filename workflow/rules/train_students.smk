@@ -21,6 +21,7 @@ def student_inputs(wildcards):
         "features": TP.all_features(spec.teacher, student_feature_set(spec, params), k),
         "vocab": W.emb_vocab(wildcards.emb),  # a corpus fraction's own vocabulary (features remapped to it)
         "feature_vocab": TP.vocab(),  # the vocabulary whose ids the features hold
+        **W.dev_curve_inputs(wildcards.emb),  # Wang Figure 5: a dev set scored during training
     }
 
 
@@ -30,7 +31,7 @@ def student_args(wildcards):
     return shlex.join([
         "--params", json.dumps(trainer, sort_keys=True), "--threads", str(params.get("threads", 1)),
         "--checkpoint-every", str(params.get("checkpoint_every", 600)), "--device", config.get("device", "auto"),
-    ])
+    ]) + " " + W.dev_curve_args(wildcards.emb)
 
 
 rule train_student:

@@ -463,9 +463,11 @@ class Workflow:
         """(id, file) pairs a figure reads: every seed's evaluation of every point of a curve or bar
         chart; the first seed's vectors of every t-SNE panel."""
         entry = self.figure_entry(figure_id)
-        if entry["kind"] in ("curve", "bars"):
+        if entry["kind"] in ("curve", "bars", "training"):
             sweep = self.sheet.sweeps[entry["sweep"]]
             ids = [sweep.variant_id(b, v) for b in entry.get("bases") or sweep.bases for v in sweep.values]
+            if entry["kind"] == "training":  # the development curve is in each run's training record
+                return [(i, self.embedding_record(i, s)) for i in ids for s in self.seeds(i)]
             return [(i, self.intrinsic_result(i, s, entry["protocol"])) for i in ids for s in self.seeds(i)]
         if entry["kind"] in ("tsne", "tsne3d"):
             return [(e, self.embedding(e, self.seeds(e)[0])) for e in entry["embeddings"]]
@@ -495,7 +497,7 @@ class Workflow:
         entry = self.figure_entry(figure_id)
         inputs = self.figure_inputs(figure_id)
         args = []
-        if entry["kind"] in ("curve", "bars"):
+        if entry["kind"] in ("curve", "bars", "training"):
             args += ["--sweep", json.dumps(dataclasses.asdict(self.sheet.sweeps[entry["sweep"]]), default=str)]
         if "corpus" in inputs:
             args += ["--corpus-manifest", inputs["corpus"]]
@@ -503,6 +505,33 @@ class Workflow:
             args += ["--attention", inputs["attention"]]
         args += [f"{rid}={path}" for rid, path in self.figure_results(figure_id)]
         return shlex.join(args)
+
+    def dev_curve_figure(self, emb: str) -> dict | None:
+        """The `training` figure (a development curve over training) that draws this embedding, if any."""
+        spec = self.spec(emb)
+        for entry in self.figures.values():
+            if entry["kind"] == "training" and spec.sweep == entry["sweep"]:
+                sweep = self.sheet.sweeps[entry["sweep"]]
+                if any(emb == sweep.variant_id(b, v) for b in entry.get("bases") or sweep.bases for v in sweep.values):
+                    return entry
+        return None
+
+    def dev_curve_inputs(self, emb: str) -> dict:
+        """The evaluation data a trainer scores during training (Wang Figure 5), as rule inputs."""
+        return {"dev": self.resource_marker("eval-similarity")} if self.dev_curve_figure(emb) else {}
+
+    def dev_curve_args(self, emb: str) -> str:
+        """--dev-set/--dev-points/--dev-oov of a distillation trainer drawn by a `training` figure."""
+        import shlex
+
+        from staticvec.evaluate.datasets import DATASETS
+
+        entry = self.dev_curve_figure(emb)
+        if entry is None:
+            return ""
+        protocol = (self.config.get("evaluation") or {}).get("protocols", {}).get(entry["protocol"], {})
+        return shlex.join(["--dev-set", f"{self.eval_data_dir}/{DATASETS[entry['metrics'][0]].path}",
+                           "--dev-points", str(entry["points"]), "--dev-oov", protocol.get("oov", "mean")])
 
     def figure_targets(self) -> list[str]:
         return [self.figure_file(f) for f in self.selected("figures", list(self.figures))]

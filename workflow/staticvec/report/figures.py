@@ -109,6 +109,22 @@ def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
                                     f"(known: {', '.join(sheet.sweeps)})")
                 else:
                     problems += _check_sweep_use(where, entry, sweep)
+        elif kind == "training":
+            check_metrics(where + ".metrics", entry["metrics"])
+            check_protocol(where, entry["protocol"])
+            if any(DATASETS[m].task != "similarity" for m in entry["metrics"] if m in DATASETS):
+                problems.append(f"{where}.metrics: a development curve scores a word-similarity set")
+            if sheet is not None:
+                sweep = sheet.sweeps.get(entry["sweep"])
+                if sweep is None:
+                    problems.append(f"{where}: sweep {entry['sweep']!r} is not in {sheet.source} "
+                                    f"(known: {', '.join(sheet.sweeps)})")
+                else:
+                    problems += _check_sweep_use(where, entry, sweep)
+                    methods = {sheet[b].method for b in sweep.bases if b in sheet}
+                    if methods - {"x2static", "bert_sg", "c2v"}:
+                        problems.append(f"{where}: development curves are recorded by the distillation trainers "
+                                        f"(x2static, bert_sg, c2v), not {sorted(methods)}")
         elif kind in ("tsne", "tsne3d"):
             for emb in entry["embeddings"]:
                 check_embedding(where + ".embeddings", emb)
@@ -282,6 +298,66 @@ def bar_data(entry: dict, sweep, results: dict, labels=None) -> dict:
                          "points": {m: _point(runs.get(vid, []), m, scale) for m in entry["metrics"]}})
     paper = [p for p in entry.get("paper") or [] if p["base"] in bases]
     return {"metrics": list(entry["metrics"]), "bars": bars, "paper": paper, "missing": sorted(set(missing))}
+
+
+def training_data(entry: dict, sweep, records: dict, labels=None) -> dict:
+    """Development curves over training: one line per (base, swept value), from the runs' training
+    records (``dev_curve``; several seeds: the mean at each point). x: words trained so far."""
+    sweep = _as_sweep(sweep)
+    scale = float(entry.get("scale", 100))
+    bases = entry.get("bases") or sweep.bases
+    names = entry.get("value_labels") or {}
+    labels = labels or {}
+    series, missing = [], []
+    for b, base in enumerate(bases):
+        for v, value in enumerate(sweep.values):
+            vid = sweep.variant_id(base, value)
+            curves = []
+            for item in records.get(vid, []):
+                rec = item if isinstance(item, dict) else json.loads(Path(item).read_text(encoding="utf-8"))
+                if rec.get("dev_curve", {}).get("points"):
+                    curves.append(rec["dev_curve"]["points"])
+            if not curves:
+                missing.append(vid)
+                continue
+            n = min(len(c) for c in curves)
+            points = []
+            for k in range(n):
+                ys = [None if c[k]["score"] is None else c[k]["score"] * scale for c in curves]
+                mean, sd, count = _stats(ys)
+                points.append({"x": float(curves[0][k]["words"]), "y": mean, "sd": sd, "n": count,
+                               "epoch": curves[0][k].get("epoch")})
+            name = names.get(value_text(value), f"{sweep.param} = {value_text(value)}")
+            label = name if len(bases) == 1 else f"{labels.get(base, base)}, {name}"
+            best = max((p for p in points if not math.isnan(p["y"])), key=lambda p: p["y"], default=None)
+            series.append({"id": vid, "base": base, "value": value, "label": label, "colour": b * len(sweep.values) + v,
+                           "points": points, "best": best, "seeds": len(curves)})
+    paper = [p for p in entry.get("paper") or [] if p["base"] in bases]
+    return {"series": series, "paper": paper, "missing": sorted(set(missing))}
+
+
+def draw_training(data: dict, entry: dict):
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    colour_of = {}
+    for s in data["series"]:
+        colour = _COLOURS[s["colour"] % len(_COLOURS)]
+        colour_of[(s["base"], value_text(s["value"]))] = colour
+        xs = np.array([p["x"] for p in s["points"]], dtype=float)
+        ys = np.array([p["y"] for p in s["points"]], dtype=float)
+        ax.plot(xs, ys, "-", marker="o", markersize=3, color=colour, label=s["label"])
+        if s["best"] is not None:  # the paper reports each run's best development result
+            ax.plot([s["best"]["x"]], [s["best"]["y"]], marker="*", markersize=10, color=colour, linestyle="none")
+    for k, p in enumerate(data["paper"]):  # the paper's best development results: dashed levels
+        ax.axhline(p["y"], linestyle="--", linewidth=1, color=colour_of.get((p["base"], value_text(p["value"])), "black"),
+                   label=f"paper, best: {p['y']:g}")
+    ax.set_xlabel(entry.get("x_label", "words trained"))
+    ax.set_ylabel(entry.get("y_label", "score ×100"))
+    ax.grid(True, alpha=0.3)
+    if data["series"] or data["paper"]:
+        ax.legend(fontsize=8)
+    ax.set_title(entry["title"], fontsize=10)
+    return fig, {}
 
 
 def _as_sweep(sweep):
@@ -594,6 +670,23 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
             f"; no result for {', '.join(data['missing'])} (gaps)" if data["missing"] else "") + "."
         if data["paper"]:
             ours += " Open diamonds: the paper's numbers (" + "; ".join(sorted({p["source"] for p in data["paper"]})) + ")."
+    elif kind == "training":
+        results = results or {}
+        data = training_data(entry, sweep, results, labels)
+        fig, _ = draw_training(data, entry)
+        files = {rid: [str(f) for f in (v if isinstance(v, (list, tuple)) else [v])] for rid, v in results.items()}
+        seeds = sorted({s for fs in files.values() for s in map(_seed_of, fs) if s is not None})
+        used.update({"sweep": _as_sweep(sweep).id, "metrics": entry["metrics"], "protocol": entry["protocol"],
+                     "records": files, "seeds": seeds, "points": entry["points"]})
+        best = "; ".join(f"{s['label']}: best {s['best']['y']:.1f}" for s in data["series"] if s["best"] is not None)
+        ours = (f"Ours: {metric_label(entry['metrics'][0])} (protocol {entry['protocol']}) of the output table scored "
+                f"{entry['points']} times over each run, during training; x: in-vocabulary words trained"
+                + (f"; mean over seeds {','.join(map(str, seeds))}" if len(seeds) > 1 else "")
+                + (f"; {best} (stars)" if best else "")
+                + (f"; no development curve for {', '.join(data['missing'])}" if data["missing"] else "") + ".")
+        if data["paper"]:
+            ours += " Dashed: the paper's best development results (" + \
+                "; ".join(sorted({p["source"] for p in data["paper"]})) + ")."
     elif kind in ("tsne", "tsne3d"):
         embeddings = embeddings or {}
         missing = [e for e in entry["embeddings"] if e not in embeddings]
@@ -689,12 +782,12 @@ def write_figure_from_args(args) -> dict:
     manifest = read_json(args.manifest) if args.manifest else {}
     pairs = parse_results(args.results)
     kind = entry["kind"]
-    if kind in ("curve", "bars") and not args.sweep:
+    if kind in ("curve", "bars", "training") and not args.sweep:
         raise StaticvecError(f"figure {args.figure} ({kind}) needs --sweep (the sweep's definition as JSON)")
     embeddings = {k: v[0] for k, v in pairs.items()} if kind in ("tsne", "tsne3d") else None
     return make_figure(
         args.figure, entry, manifest, out_pdf=args.out_pdf, out_png=args.out_png, out_manifest=args.out_manifest,
-        sweep=args.sweep, results=pairs if kind in ("curve", "bars") else None, embeddings=embeddings,
+        sweep=args.sweep, results=pairs if kind in ("curve", "bars", "training") else None, embeddings=embeddings,
         attention=args.attention, corpus_manifest=read_json(args.corpus_manifest) if args.corpus_manifest else None,
         labels=spec.get("labels"), root=args.root,
     )
