@@ -65,3 +65,27 @@ def test_table_command_reads_the_records_named_in_the_sheet(tmp_path):
                  "--out-csv", str(tmp_path / "t4.csv"), "--out-md", str(out_md), *args]) == 0
     text = out_md.read_text()
     assert "5K / 200M" in text and "5K / 300M" in text and "distinct word pairs" in text
+
+
+def test_x2static_table4_ase_row_is_the_layer_with_the_best_average_macro_f1():
+    from staticvec.config import load_config
+    from staticvec.report.tables import load_tables_spec
+    from staticvec.workflow import Workflow
+
+    spec = load_tables_spec(ROOT / "config/tables.yaml", ROOT)
+    entry = spec["tables"]["x2static_table4"]
+    tasks = ("cr", "mr", "mpqa", "subj", "trec", "sst5")
+
+    def result(f1, acc):
+        return {"results": {t: {"score": f1, "f1": f1, "accuracy": acc} for t in tasks}}
+
+    # layer 1: the best average macro-F1; layer 2: the best mean of every column (its accuracy is high)
+    ours = {"ase~layer0": result(0.50, 0.60), "ase~layer1": result(0.62, 0.63), "ase~layer2": result(0.60, 0.90)}
+    frame = build_comparison(ROOT / entry["paper_file"], ours, entry["rows"], entry["columns"])
+    row = frame[frame["row"] == "ase_bert"].set_index("column")
+    assert row.loc["avg_f1", "ours"] == pytest.approx(62.0) and row.loc["avg_acc", "ours"] == pytest.approx(63.0)
+    assert row["embedding"].iloc[0].startswith("ase~layer1 (best avg_f1")
+    # the workflow feeds the table every layer's classification result
+    w = Workflow(load_config([ROOT / "config" / "config.yaml"]), ROOT)
+    ids = {rid for rid, _ in w.table_results("x2static_table4")}
+    assert {f"ase~layer{k}" for k in w.config["methods"]["ase"]["layers"]} <= ids

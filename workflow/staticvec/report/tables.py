@@ -234,6 +234,8 @@ def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = N
             allowed = known_ids | ROW_KEYWORDS.get(entry["source"], set())
             for row, mapping in entry["rows"].items():
                 if isinstance(mapping, dict):
+                    if mapping.get("by") and mapping["by"] not in (entry.get("columns") or {}):
+                        problems.append(f"{where}.rows.{row}: by {mapping['by']!r} is not a column of the table")
                     if not any(fnmatch.fnmatchcase(k, mapping["best_of"]) for k in known_ids):
                         problems.append(f"{where}.rows.{row}: best_of {mapping['best_of']!r} matches no embedding "
                                         f"of the embeddings sheet")
@@ -489,11 +491,17 @@ def _row_results(row: str, mapping, loaded: dict, column_map: dict, scale: float
     per_candidate = {c: _columns_of(row, loaded[c], column_map, scale) for c in candidates}
     direct = [c for c, t in column_map.items() if isinstance(t, str)]
     if mapping.get("per", "column") == "overall":
+        by = mapping.get("by")
+
         def overall(c):
+            if by:  # one (mean) column decides: X2Static Table 4's best average macro-F1
+                value = per_candidate[c].get(by, {}).get("ours")
+                return -math.inf if value is None else value
             values = [per_candidate[c][col]["ours"] for col in direct if per_candidate[c][col]["ours"] is not None]
             return sum(values) / len(values) if values else -math.inf
         best = max(candidates, key=overall)
-        return f"{best} (best overall of {mapping['best_of']})", loaded[best], per_candidate[best]
+        how = f"best {by}" if by else "best overall"
+        return f"{best} ({how} of {mapping['best_of']})", loaded[best], per_candidate[best]
     ours, chosen = {}, []
     for column in column_map:
         scored = [c for c in candidates if per_candidate[c].get(column, {}).get("ours") is not None]
