@@ -89,3 +89,19 @@ rule summary_table:
     shell:
         "staticvec report summary --spec {input.sheet} --manifest {input.manifest} --out-csv {output.csv}"
         " --out-md {output.md} --out-html {output.html} {params.args} > {log} 2>&1"
+
+
+rule ase_best_layer:
+    # X2Static's best task-independent ASE layer (config methods.ase.best_layer), for `layer: best` entries
+    input:
+        lambda wc: [path for _, path in W.ase_best_results()],
+    output:
+        f"{R}/teacher/{{teacher}}/baselines/ase-best-layer.json",
+    params:
+        results=lambda wc: " ".join(f"{layer}={path}" for layer, path in W.ase_best_results()),
+        metrics=" ".join(config["methods"]["ase"].get("best_layer", {}).get("metrics", [])),
+    log:
+        f"{R}/logs/teacher/{{teacher}}/ase-best-layer.log",
+    localrule: True
+    shell:
+        "staticvec report best-layer {params.results} --metrics {params.metrics} --out {output} > {log} 2>&1"

@@ -111,20 +111,18 @@ rule teacher_ase:
 rule ase_embedding:
     # an `ase` entry of the sheet: one layer of its fraction's ASE directory; on a corpus fraction,
     # only the words of the fraction's own vocabulary (issue 16: a fraction's embedding holds only its words)
+    # (layer: best: X2Static's best task-independent layer, chosen on the whole corpus)
     input:
-        ase=lambda wc: W.ase_directory(wc.emb),
-        vocab=lambda wc: W.emb_vocab(wc.emb),
+        unpack(lambda wc: W.ase_embedding_inputs(wc.emb)),
     output:
         W.embedding("{emb}"),
     params:
-        layer_file=lambda wc: W.ase_layer_file(wc.emb),
-        command=lambda wc: "ln -sfr" if not W.frac(wc.emb) else "staticvec corpus restrict-embeddings",
-        vocab=lambda wc, input: "" if not W.frac(wc.emb) else f"--vocab {input.vocab} --out",
+        command=lambda wc, output: W.ase_embedding_command(wc.emb, output[0]),
     wildcard_constraints:
         emb=W.ids_regex("ase"),
     localrule: True
     shell:
-        "{params.command} {params.layer_file} {params.vocab} {output}"
+        "{params.command}"
 
 
 rule teacher_token_embedding:

@@ -288,6 +288,44 @@ class Workflow:
         spec = self.spec(emb)
         return f"{self.results_dir}/teacher/{spec.teacher}/baselines/ase-{len(self.emb_shard_ids(emb))}of{self.n_shards}/ase.json"
 
+    def ase_best_selection(self, emb: str) -> str:
+        """The choice of ASE's best task-independent layer (`layer: best`), made on the whole corpus."""
+        sweep = self.sheet.sweeps[self.config["methods"]["ase"]["best_layer"]["sweep"]]
+        teacher = self.spec(sweep.bases[0]).teacher
+        return f"{self.results_dir}/teacher/{teacher}/baselines/ase-best-layer.json"
+
+    def ase_best_results(self) -> list[tuple[int, str]]:
+        """(layer, evaluation result) of every layer of the best_layer sweep, every seed."""
+        rule = self.config["methods"]["ase"]["best_layer"]
+        sweep = self.sheet.sweeps[rule["sweep"]]
+        out = []
+        for value in sweep.values:
+            vid = sweep.variant_id(sweep.bases[0], value)
+            out += [(int(value), self.intrinsic_result(vid, s, rule["protocol"])) for s in self.seeds(vid)]
+        return out
+
+    def ase_embedding_inputs(self, emb: str) -> dict:
+        inputs = {"ase": self.ase_directory(emb), "vocab": self.emb_vocab(emb)}
+        if self.params(emb)["layer"] == "best":
+            inputs["selection"] = self.ase_best_selection(emb)
+        return inputs
+
+    def ase_embedding_command(self, emb: str, out: str) -> str:
+        """An `ase` entry's vectors: one layer of its fraction's ASE directory (a link; on a corpus
+        fraction only the fraction's words), the chosen best layer for `layer: best`."""
+        import shlex
+
+        frac_vocab = self.emb_vocab(emb) if self.frac(emb) else None
+        if self.params(emb)["layer"] == "best":
+            args = ["staticvec", "report", "pick-layer", "--selection", self.ase_best_selection(emb),
+                    "--ase-dir", self.ase_directory(emb), "--out", out] + (["--vocab", frac_vocab] if frac_vocab else [])
+        elif frac_vocab:
+            args = ["staticvec", "corpus", "restrict-embeddings", self.ase_layer_file(emb), "--vocab", frac_vocab,
+                    "--out", out]
+        else:
+            args = ["ln", "-sfr", self.ase_layer_file(emb), out]
+        return shlex.join(args)
+
     def ase_layer_file(self, emb: str) -> str:
         layer = int(self.params(emb)["layer"])
         if layer < 0:

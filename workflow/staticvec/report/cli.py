@@ -49,6 +49,20 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, help="e.g. results/reference")
     p.set_defaults(handler=_reference)
 
+    p = sub.add_parser("best-layer", help="ASE's best task-independent layer: the best mean score over tasks "
+                                          "(X2Static Table 3's overall layer, Figure 1's ASE line)")
+    p.add_argument("results", nargs="+", metavar="LAYER=RESULT.json", help="evaluation results by layer (per seed)")
+    p.add_argument("--metrics", nargs="+", required=True, help="result paths averaged (the table's tasks)")
+    p.add_argument("--out", required=True, help="selection JSON ({layer, metrics, scores})")
+    p.set_defaults(handler=_best_layer)
+
+    p = sub.add_parser("pick-layer", help="an `ase` entry with layer: best: the selected layer's vectors")
+    p.add_argument("--selection", required=True, help="JSON written by `staticvec report best-layer`")
+    p.add_argument("--ase-dir", required=True, help="the ASE job's directory (or its ase.json)")
+    p.add_argument("--vocab", default=None, help="a corpus fraction's vocabulary: keep only its words")
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=_pick_layer)
+
 
 def _manifest(args) -> int:
     from staticvec.files import read_json, write_json
@@ -96,4 +110,28 @@ def _reference(args) -> int:
 
     manifest = publish(args.run, args.out)
     print(timings_markdown(manifest["timings"]), end="")
+    return 0
+
+
+def _best_layer(args) -> int:
+    from staticvec.errors import StaticvecError
+    from staticvec.files import write_json
+    from staticvec.report.best_layer import select_best_layer
+
+    results: dict[int, list[str]] = {}
+    for item in args.results:
+        layer, sep, path = item.partition("=")
+        if not sep or not layer.lstrip("-").isdigit() or not path:
+            raise StaticvecError(f"expected LAYER=RESULT.json, got {item!r}")
+        results.setdefault(int(layer), []).append(path)
+    selection = select_best_layer(results, args.metrics)
+    write_json(args.out, selection)
+    print(f"best layer {selection['layer']} over {', '.join(args.metrics)}")
+    return 0
+
+
+def _pick_layer(args) -> int:
+    from staticvec.report.best_layer import pick_layer
+
+    print(pick_layer(args.selection, args.ase_dir, args.out, args.vocab))
     return 0
