@@ -89,3 +89,31 @@ def test_x2static_table4_ase_row_is_the_layer_with_the_best_average_macro_f1():
     w = Workflow(load_config([ROOT / "config" / "config.yaml"]), ROOT)
     ids = {rid for rid, _ in w.table_results("x2static_table4")}
     assert {f"ase~layer{k}" for k in w.config["methods"]["ase"]["layers"]} <= ids
+
+
+def test_released_code_readings_are_rows_beside_the_papers(tmp_path):
+    """Item 12: X2Static, BERT+Skip-gram and Context-to-Vec as their released code runs them, in the
+    summary and, as rows of ours only, in the papers' tables."""
+    from staticvec.config import load_config
+    from staticvec.workflow import Workflow
+
+    w = Workflow(load_config([ROOT / "config" / "config.yaml"]), ROOT)
+    released = {"x2static_para_released": "x2static", "bert_sg_released": "bert_sg", "c2v_released": "c2v"}
+    for emb, method in released.items():
+        spec = w.spec(emb)
+        assert spec.method == method
+        preset = w.config["methods"][method]["variants"]["released"]
+        assert all(w.params(emb)[k] == v for k, v in preset.items()), emb
+    assert set(released) <= {r["id"] for r in w.summary_rows()}
+    assert "c2v_released" in {rid for rid, _ in w.table_results("c2v_table1")}
+    assert "x2static_para_released" in {rid for rid, _ in w.table_results("x2static_table4")}
+    # the table command prints them after the paper's rows, labelled, ours only
+    res = tmp_path / "c2v_released.json"
+    res.write_text(json.dumps({"results": {"ws353": {"score": 0.5, "found": 353, "total": 353}}}))
+    out_md = tmp_path / "t1.md"
+    assert main(["table", "--spec", str(ROOT / "config/tables.yaml"), "--root", str(ROOT), "--table", "c2v_table1",
+                 "--out-csv", str(tmp_path / "t1.csv"), "--out-md", str(out_md), f"c2v_released={res}"]) == 0
+    lines = out_md.read_text().splitlines()
+    row = next(line for line in lines if line.startswith("| Context-to-Vec (released code) | c2v_released |"))
+    assert "50.0 / —" in row
+    assert lines.index(row) > max(i for i, line in enumerate(lines) if line.startswith("| Skip-gram |"))

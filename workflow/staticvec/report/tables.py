@@ -244,6 +244,13 @@ def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = N
                                     f"(null shows the paper's numbers only)")
         if entry["source"] == "intrinsic" and paper.kind != "neighbours" and "protocol" not in entry:
             problems.append(f"{where}: an intrinsic table needs a 'protocol'")
+        if known_ids is not None:
+            for label, emb in (entry.get("extra_rows") or {}).items():
+                if emb not in known_ids:
+                    problems.append(f"{where}.extra_rows.{label}: {emb!r} is not an embedding of the embeddings sheet")
+        clash = [r for r in entry.get("extra_rows") or {} if r in paper.rows or r in entry["rows"]]
+        if clash:
+            problems.append(f"{where}.extra_rows: {clash} are rows of the paper; extra rows are ours only")
         missing_rows = [r for r in entry["rows"] if r not in paper.rows]
         if missing_rows:
             problems.append(f"{where}.rows: {missing_rows} are not rows of {entry['paper_file']}")
@@ -270,7 +277,7 @@ def table_result_ids(entry: dict, known_ids=()) -> list[str]:
     import fnmatch
 
     ids = []
-    for mapping in entry["rows"].values():
+    for mapping in [*entry["rows"].values(), *(entry.get("extra_rows") or {}).values()]:
         if isinstance(mapping, dict):
             ids += [k for k in known_ids if fnmatch.fnmatchcase(k, mapping["best_of"])]
         elif mapping:
@@ -408,7 +415,7 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
             mine = entry.get("ours")
             rows_out.append({
                 "row": row,
-                "label": paper.labels.get(row, emb or row),
+                "label": paper.labels.get(row) or row,  # an extra row's key is its printed label
                 "embedding": emb,
                 "column": column,
                 "paper": value,
@@ -427,7 +434,7 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
                       if v is not None]
             mine, sd = _mean_sd(values)
             rows_out.append({
-                "row": row, "label": paper.labels.get(row, emb or row), "embedding": emb, "column": column,
+                "row": row, "label": paper.labels.get(row) or row, "embedding": emb, "column": column,
                 "paper": parse_count(paper.info.get(row, {}).get(column)), "paper_note": None, "ours": mine,
                 "ours_sd": sd, "runs": len(values), "diff": None, "found": None, "total": None, "oov_policy": None,
             })
@@ -699,7 +706,7 @@ def _cli_table(args) -> int:
     if paper.kind == "neighbours":
         frame = build_neighbours(paper, results, entry["rows"], meta, entry.get("queries"))
     else:
-        frame = build_comparison(paper, results, entry["rows"], entry.get("columns", {}), meta,
-                                 entry.get("record_columns"))
+        rows = {**entry["rows"], **(entry.get("extra_rows") or {})}  # ours only, after the paper's rows
+        frame = build_comparison(paper, results, rows, entry.get("columns", {}), meta, entry.get("record_columns"))
     write_comparison(frame, args.out_csv, args.out_md)
     return 0
