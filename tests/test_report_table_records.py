@@ -117,3 +117,34 @@ def test_released_code_readings_are_rows_beside_the_papers(tmp_path):
     row = next(line for line in lines if line.startswith("| Context-to-Vec (released code) | c2v_released |"))
     assert "50.0 / —" in row
     assert lines.index(row) > max(i for i, line in enumerate(lines) if line.startswith("| Skip-gram |"))
+
+
+def test_causal_teacher_rows_are_built_only_when_their_flag_is_on(tmp_path):
+    """Item 13: the GPT-2 rows (causal-LM teacher) are sheet entries marked `when: causal_teacher`;
+    off (the laptop default) nothing builds them and the tables show the paper's numbers only."""
+    import copy
+
+    from staticvec.config import ConfigError, load_config
+    from staticvec.sheets import EmbeddingSheet
+    from staticvec.workflow import Workflow
+
+    config = load_config([ROOT / "config" / "config.yaml"])
+    off = Workflow(config, ROOT)
+    causal = {"bert_sg_causal", "x2static_sent_causal", "x2static_para_causal", "causal_token", "causal_word",
+              "causal_avg"}
+    assert causal == set(off.sheet.disabled) and not causal & set(off.sheet.ids())
+    assert off.tables["wang_table1"]["rows"]["gpt2"] == "bert_sg_causal"  # named, yet not an error
+    assert "bert_sg_causal" not in {rid for rid, _ in off.table_results("wang_table1")}
+    on_config = copy.deepcopy(config)
+    on_config["sheets"]["optional_rows"]["causal_teacher"] = True
+    on = Workflow(on_config, ROOT)
+    assert causal <= set(on.sheet.ids()) and not on.sheet.disabled
+    assert {on.spec(e).teacher for e in causal} == {"causal"}
+    assert on.teacher_model("causal") == "smollm2"
+    assert "bert_sg_causal" in {rid for rid, _ in on.table_results("wang_table1")}
+    paper = load_config([ROOT / "config" / "config.yaml", ROOT / "config" / "paper.yaml"])
+    assert paper["sheets"]["optional_rows"]["causal_teacher"] and paper["teacher"]["models"]["causal"] == "gpt2"
+    bad = tmp_path / "sheet.yaml"
+    bad.write_text("embeddings:\n  x:\n    method: glove\n    when: no_such_flag\n")
+    with pytest.raises(ConfigError, match="no_such_flag"):
+        EmbeddingSheet.load(bad, config)

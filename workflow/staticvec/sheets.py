@@ -74,10 +74,14 @@ class Sweep:
 
 
 class EmbeddingSheet:
-    def __init__(self, entries: dict[str, EmbeddingSpec], sweeps: dict[str, Sweep], source: str):
+    def __init__(self, entries: dict[str, EmbeddingSpec], sweeps: dict[str, Sweep], source: str,
+                 disabled: dict[str, str] | None = None):
         self.entries = entries
         self.sweeps = sweeps
         self.source = source
+        # entries whose `when` flag (config sheets.optional_rows) is off: id -> flag; tables may name
+        # them (shown with the paper's numbers only), nothing builds them
+        self.disabled = disabled or {}
 
     @classmethod
     def load(cls, path: str | Path, config: dict) -> "EmbeddingSheet":
@@ -86,9 +90,20 @@ class EmbeddingSheet:
         if unknown:
             raise ConfigError(f"{path}: unknown top-level keys {sorted(unknown)}; allowed: embeddings, sweeps")
         methods_config = config.get("methods", {})
+        optional = (config.get("sheets") or {}).get("optional_rows") or {}
         entries: dict[str, EmbeddingSpec] = {}
+        disabled: dict[str, str] = {}
         for eid, raw in (data.get("embeddings") or {}).items():
-            entries[eid] = _spec(eid, raw or {}, methods_config, config, path)
+            flag = (raw or {}).get("when")
+            if flag is not None:
+                if flag not in optional:
+                    raise ConfigError(f"{path}: embedding '{eid}': when {flag!r} is not a flag of config "
+                                      f"sheets.optional_rows ({', '.join(optional) or 'none'})")
+                if not optional[flag]:
+                    disabled[eid] = flag
+                    continue
+            entries[eid] = _spec(eid, {k: v for k, v in (raw or {}).items() if k != "when"}, methods_config, config,
+                                 path)
         for spec in entries.values():
             if spec.base is not None and spec.base not in entries:
                 raise ConfigError(f"{path}: embedding '{spec.id}' post-processes '{spec.base}', which is not in the sheet")
@@ -105,7 +120,7 @@ class EmbeddingSheet:
                         overrides.setdefault("fraction", sweep.fraction)
                     entries[vid] = _variant(entries[base], vid, overrides, sid, path)
             sweeps[sid] = sweep
-        return cls(entries, sweeps, str(path))
+        return cls(entries, sweeps, str(path), disabled)
 
     def __getitem__(self, eid: str) -> EmbeddingSpec:
         try:

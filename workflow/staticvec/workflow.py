@@ -409,7 +409,7 @@ class Workflow:
             from staticvec.report.tables import load_tables_spec
 
             self._tables = load_tables_spec(resolve_path(self.tables_sheet, self.root), self.root,
-                                           embedding_ids=self.sheet.ids())["tables"]
+                                           embedding_ids=self.sheet.ids() + list(self.sheet.disabled))["tables"]
         return self._tables
 
     def table_file(self, table_id: str, suffix: str = "md") -> str:
