@@ -100,7 +100,7 @@ def test_config_sections_become_the_trainers_flags(method):
 
     from staticvec.cli import build_parser
     from staticvec.config import load_config
-    from staticvec.train.cli import method_flags
+    from staticvec.train.cli import _NOT_FLAGS, method_flags
 
     settings = load_config(["config/config.yaml"])["methods"][method]
     command = "glove" if method == "glove" else ("fasttext" if method == "fasttext" else "word2vec")
@@ -108,7 +108,7 @@ def test_config_sections_become_the_trainers_flags(method):
     args = build_parser().parse_args(["train", command, *required, *shlex.split(method_flags(method, settings))])
     renamed = {"gpu_batch_size": "batch_size"}
     for key, value in settings.items():
-        if key in ("threads",) or (method == "glove" and key == "window"):
+        if method in _NOT_FLAGS.get(key, ()):  # workflow keys (window, threads, small_dim_iterations)
             continue
         assert getattr(args, renamed.get(key, key)) == value, key
     if method in ("skipgram", "cbow"):
@@ -150,3 +150,26 @@ def test_run_manifest_records_threads_and_determinism_per_method(tmp_path):
         training = json.loads(out.read_text())["training"]
         assert training["glove"] == expected
         assert training["fasttext"] == {"threads": 1, "deterministic": True}
+
+
+def test_context_vectors_are_the_negative_sampling_output_table(corpus, tmp_path):
+    """Context-to-Vec's Skip-gram(context) row: the output vectors (gensim's syn1neg) of the same run."""
+    from gensim.models import Word2Vec
+
+    from staticvec.train.gensim_baselines import SentenceCorpus as SC
+    from staticvec.train.gensim_baselines import _common_kwargs, _train
+
+    path, vocab = corpus
+    cfg = Word2VecConfig(dim=16, epochs=3, seed=5, vectors="context")
+    emb, record = train_word2vec(SC([path]), vocab, cfg)
+    model = Word2Vec(**_common_kwargs(cfg))
+    _train(model, SC([path]), vocab, cfg.epochs)
+    rows = [model.wv.key_to_index[w] for w in vocab.words]
+    np.testing.assert_array_equal(emb.vectors, model.syn1neg[rows].astype(np.float32))
+    assert not np.allclose(emb.vectors, model.wv.vectors[rows])  # not the input table
+    within, across = separation(emb)
+    assert within > across + 0.05 and record["hyperparameters"]["vectors"] == "context"
+    out = tmp_path / "ctx.bin"
+    assert main(["train", "word2vec", "--shards", str(path), "--vocab", str(tmp_path / "vocab.tsv"), "--min-count", "2",
+                 "--dim", "16", "--epochs", "3", "--seed", "5", "--vectors", "context", "--out", str(out)]) == 0
+    np.testing.assert_array_equal(Embeddings.load(out).vectors, emb.vectors)

@@ -89,6 +89,10 @@ def register(subparsers) -> None:
         p.add_argument("--workers", type=int, default=default_threads(),
                        help="gensim worker threads with --no-deterministic (default: all allotted cores)")
         _deterministic_arg(p)
+        if name == "word2vec":
+            p.add_argument("--vectors", choices=["input", "context"], default="input",
+                           help="the table written: input word vectors (default) or the context (output) vectors "
+                                "of negative sampling (Context-to-Vec's Skip-gram(context))")
         if name == "fasttext":
             p.add_argument("--min-n", type=int, default=3)
             p.add_argument("--max-n", type=int, default=6)
@@ -100,7 +104,8 @@ def register(subparsers) -> None:
 
 
 # Config keys of methods.<name> that are not training flags (they choose inputs or job sizes).
-_NOT_FLAGS = {"window": ("glove",), "threads": ("glove", "skipgram", "cbow", "fasttext")}
+_NOT_FLAGS = {"window": ("glove",), "threads": ("glove", "skipgram", "cbow", "fasttext"),
+              "small_dim_iterations": ("glove",)}  # resolved into --iterations by glove_training_params
 _FLAG_NAMES = {"gpu_batch_size": "batch-size"}
 
 
@@ -234,7 +239,7 @@ def _cli_gensim(args) -> int:
         emb, record = train_fasttext(corpus, vocab, FastTextConfig(**common, min_n=args.min_n, max_n=args.max_n, bucket=args.bucket))
         method = "fasttext"
     else:
-        emb, record = train_word2vec(corpus, vocab, Word2VecConfig(**common))
+        emb, record = train_word2vec(corpus, vocab, Word2VecConfig(**common, vectors=args.vectors))
         method = args.arch
     emb.save(args.out)
     import gensim

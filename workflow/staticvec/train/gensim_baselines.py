@@ -43,6 +43,7 @@ class Word2VecConfig:
     cbow_mean: bool = True
     seed: int = 1
     workers: int = 1
+    vectors: str = "input"  # input: the word vectors; context: the output vectors of negative sampling (syn1neg)
 
 
 @dataclass
@@ -126,8 +127,18 @@ def train_word2vec(corpus: SentenceCorpus | Iterable, vocab, cfg: Word2VecConfig
     """Skip-gram or CBOW with negative sampling. Returns (Embeddings, record dict)."""
     from gensim.models import Word2Vec
 
+    if cfg.vectors not in ("input", "context"):
+        raise StaticvecError(f"vectors {cfg.vectors!r}: expected input or context")
+    if cfg.vectors == "context" and cfg.negative < 1:
+        raise StaticvecError("context vectors are negative sampling's output table: needs negative >= 1")
     model = Word2Vec(**_common_kwargs(cfg))
     record = _train(model, corpus, vocab, cfg.epochs)
+    if cfg.vectors == "context":  # Context-to-Vec's Skip-gram(context): the output table, rows as the input's
+        rows = [model.wv.key_to_index[w] for w in vocab.words]
+        from staticvec.embeddings import Embeddings
+
+        emb = Embeddings(vocab.words, np.asarray(model.syn1neg[rows], dtype=np.float32), vocab.counts)
+        return emb, {"hyperparameters": dataclasses.asdict(cfg), **record}
     return _embeddings(model.wv, vocab), {"hyperparameters": dataclasses.asdict(cfg), **record}
 
 
