@@ -40,7 +40,9 @@ def test_traits_of_offline_and_local_teachers(tmp_path):
 def test_feature_flags_parse_back_into_the_cli(config):
     plan = TeacherPlan(config)
     args = parse(plan.feature_args("minilm", "sentence"))
-    assert (args.context, args.layers, args.attention_window, args.mlm_topk) == ("sentence", [-1], 5, 11)
+    window = config["teacher"]["feature_sets"]["sentence"]["attention_window"]  # raw ±2S (SemGloVe's window)
+    assert (args.context, args.layers, args.attention_window, args.mlm_topk) == ("sentence", [-1], window, 11)
+    assert window == 2 * config["cooc"]["semglove"]["window"]
     assert args.sentence_vectors and args.special_tokens and args.min_count == 5
     assert args.ase == config["teacher"]["feature_sets"]["sentence"]["ase"]  # ASE sums ride on this pass by default
     ase = parse(plan.feature_args("minilm", "ase"))
