@@ -51,7 +51,7 @@ def test_feature_flags_parse_back_into_the_cli(config):
     assert para.context == "paragraph" and para.mlm_topk == 0
     # a causal teacher gets no MLM flags, and needs no fitted head
     gpt = parse(plan.feature_args("smollm2", "sentence"))
-    assert gpt.mlm_topk == 0 and gpt.attention_window == 5
+    assert gpt.mlm_topk == 0 and gpt.attention_window == window
     assert not plan.uses_fitted_head("smollm2", "sentence")
     head = parse(plan.fit_head_args("minilm"), "fit-mlm-head")
     assert head.mode == "unmasked" and head.epochs == 6 and head.lr == 0.002
