@@ -7,7 +7,7 @@ from staticvec.workflow import Workflow
 validate_config(config, sources="config/config.yaml + --configfile overrides")
 W = Workflow(config)
 R = W.results_dir  # every output lives under this directory
-W.check_resources()  # one error listing every missing input, before any job runs
+W.check_resources()  # one error listing every missing input (corpus, evaluation sets, lexicons, tagging data), before any job runs
 
 # conda environments for --software-deployment-method conda (paths relative to workflow/rules/)
 CPU_ENV = "../../envs/cpu.yaml"

@@ -78,11 +78,31 @@ class Workflow:
         raise StaticvecError(f"{rel_path} is not a file of the resource registry")
 
     def check_resources(self, groups: list[str] | None = None) -> None:
-        """One error listing every needed input that is neither present nor downloadable."""
+        """One error listing every needed input that is neither present nor downloadable: the
+        corpus files and the registry groups ``groups`` (default: every group the targets read)."""
         members = [i.member for i in self.corpus_inputs() if i.member is not None]
-        for gid in groups or []:
+        for gid in self.input_groups() if groups is None else groups:
             members += self.registry.select(gid)
         check_available(members, self.mirror, self.download_dir, self.allow_download)
+
+    def input_groups(self) -> list[str]:
+        """Registry groups the run's targets read besides the corpus: the intrinsic evaluation
+        sets (every embedding is scored), the lexicons and WordNet when the sheet post-processes,
+        the tagging and classification data when a selected table needs them."""
+        from staticvec.evaluate.tagging.data import TASKS, task_data_location
+
+        groups = list(self.EVAL_GROUPS)
+        if self.sheet.ids("retrofit"):
+            groups += ["eval-lexicons", "eval-wordnet"]
+        sources = {self.tables[t]["source"] for t in self.selected("tables", list(self.tables))}
+        if "classification" in sources:
+            groups.append("eval-classification")
+        if "tagging" in sources:
+            for task in TASKS:
+                location = task_data_location(self.config, task, self)
+                if location is not None and location.resource_group:
+                    groups.append(location.resource_group)
+        return list(dict.fromkeys(groups))
 
     # ------------------------------------------------------------ corpus
     def corpus_inputs(self) -> list[CorpusInput]:

@@ -12,7 +12,7 @@ def register(subparsers) -> None:
     p = sub.add_parser("manifest", help="provenance of the run: config hash, commit, corpus, teachers, seeds, date")
     p.add_argument("--config-json", required=True, help="the workflow's merged config, as JSON")
     p.add_argument("--corpus-manifest", required=True, help="<results>/corpus/manifest.json")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="run manifest JSON to write")
     p.set_defaults(handler=_manifest)
 
     p = sub.add_parser("figure", help="draw one figure of the report sheet (PDF + PNG + manifest)")
@@ -25,8 +25,8 @@ def register(subparsers) -> None:
     p.add_argument("--sweep", help="curves/bars: the sweep's definition as JSON (id, bases, param, values, linked)")
     p.add_argument("--corpus-manifest", help="the corpus manifest (x: tokens)")
     p.add_argument("--attention", help="attention figures: the attention dump (JSON)")
-    p.add_argument("--out-pdf", required=True)
-    p.add_argument("--out-png", required=True)
+    p.add_argument("--out-pdf", required=True, help="figure as PDF")
+    p.add_argument("--out-png", required=True, help="figure as PNG (for the HTML report)")
     p.add_argument("--out-manifest", help="default: <out-pdf without .pdf>.manifest.json")
     p.add_argument("--root", default=".", help="repository root the sheet's word lists are relative to")
     p.set_defaults(handler=_figure)
@@ -37,10 +37,10 @@ def register(subparsers) -> None:
     p.add_argument("--spec", default="config/figures.yaml", help="the report sheet (its summary block)")
     p.add_argument("--rows", required=True, help='JSON list of {"id": ..., "method": ...}: the rows, in order')
     p.add_argument("--manifest", help="the run manifest (caption)")
-    p.add_argument("--out-csv", required=True)
-    p.add_argument("--out-md", required=True)
+    p.add_argument("--out-csv", required=True, help="summary as CSV")
+    p.add_argument("--out-md", required=True, help="summary as Markdown")
     p.add_argument("--out-html", help="also an HTML page (shown inline by snakemake --report)")
-    p.add_argument("--root", default=".")
+    p.add_argument("--root", default=".", help="repository root the paper tables are read from (default .)")
     p.set_defaults(handler=_summary)
 
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
