@@ -13,6 +13,10 @@ def register(subparsers) -> None:
     p.add_argument("dump")
     p.add_argument("--out", required=True, help="output directory of <doc> files")
     p.add_argument("--processes", type=int, default=1, help="WikiExtractor worker processes (default 1)")
+    p.add_argument("--index", default=None,
+                   help="the multistream dump's index (offset:page_id:title); with --part/--parts, extract one part")
+    p.add_argument("--part", type=int, default=None, help="which part to extract (0-based; needs --index and --parts)")
+    p.add_argument("--parts", type=int, default=None, help="number of equal-size parts the dump's page streams are split into")
     p.set_defaults(handler=_extract_dump)
 
     p = sub.add_parser("tokenize", help="split and tokenize one WikiExtractor file (or extracted-dump directory)")
@@ -54,8 +58,11 @@ def register(subparsers) -> None:
 def _extract_dump(args) -> int:
     from staticvec.corpus.sources import extract_dump
 
-    files = extract_dump(args.dump, args.out, processes=args.processes)
-    print(f"{args.dump}: {len(files)} file(s) of articles in {args.out}")
+    if (args.index is None) != (args.part is None) or (args.part is None) != (args.parts is None):
+        raise SystemExit("staticvec corpus extract-dump: --index, --part and --parts go together")
+    files = extract_dump(args.dump, args.out, processes=args.processes, index=args.index, part=args.part, parts=args.parts)
+    what = f" (part {args.part} of {args.parts})" if args.part is not None else ""
+    print(f"{args.dump}{what}: {len(files)} file(s) of articles in {args.out}")
     return 0
 
 
