@@ -32,7 +32,6 @@ the last bits between thread counts, nothing more.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import logging
