@@ -122,8 +122,10 @@ def test_options_reach_the_library(trained, teacher_dir, vocab_file, tmp_path):
     for word in emb.words:
         np.testing.assert_array_equal(emb[word], model.encode([word])[0])
     assert not np.allclose(emb["unbelievable"], Embeddings.load(trained[0])["unbelievable"], atol=1e-2)
-    # pca none: the teacher's width
+    # pca none, and auto (PCA without reduction): the teacher's width
     out, _, _ = _train(teacher_dir, vocab_file, tmp_path / "nopca", "--pca-dims", "none")
+    assert Embeddings.load(out).dim == 16
+    out, _, _ = _train(teacher_dir, vocab_file, tmp_path / "auto", "--pca-dims", "auto")
     assert Embeddings.load(out).dim == 16
 
 
@@ -176,6 +178,7 @@ def test_config_and_sheet(tmp_path):
     assert spec.teacher == config["teacher"]["default"] and not spec.seeded
     assert workflow.seeds("model2vec") == [1]  # seedless: one run, whatever the seeds
     assert workflow.params("model2vec")["pca_dims"] == 300
+    assert workflow.params("model2vec_teacher_dim")["pca_dims"] == "auto"  # the teacher's width
     bad = copy.deepcopy(config)
     bad["methods"]["model2vec"]["pca_dims"] = 0
     with pytest.raises(ConfigError, match="pca_dims"):
@@ -186,8 +189,10 @@ def test_main_tables_have_a_model2vec_row_of_ours_only(tmp_path):
     from staticvec.report.tables import build_comparison, load_paper_table, load_tables_spec
 
     tables = load_tables_spec(REPO / "config" / "tables.yaml", REPO)["tables"]
-    for table_id in ("semglove_table1", "wang_table2", "c2v_table1", "x2static_table3"):
-        assert tables[table_id]["rows"]["model2vec"] == "model2vec", table_id
+    widths = {"semglove_table1": "model2vec", "wang_table2": "model2vec", "c2v_table1": "model2vec",
+              "x2static_table3": "model2vec_teacher_dim"}  # X2Static's rows are at the teacher's width
+    for table_id, emb in widths.items():
+        assert tables[table_id]["rows"]["model2vec"] == emb, table_id
         assert "model2vec" not in load_paper_table(REPO / tables[table_id]["paper_file"]).rows
     entry = tables["semglove_table1"]
     result = {"results": {k: {"score": 0.5, "found": 1, "total": 2} for k in ("ws353", "ws353_sim", "ws353_rel",
@@ -224,9 +229,11 @@ def test_the_default_run_plans_the_model2vec_row(shared_data):
                             capture_output=True, text=True, env=env, cwd=REPO)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-3000:]
-    assert re.search(r"^train_model2vec\s+1$", out, re.M)
-    command = next(line for line in out.splitlines() if "staticvec train model2vec" in line)
+    assert re.search(r"^train_model2vec\s+2$", out, re.M)  # 300-d and the teacher's width
+    commands = [line for line in out.splitlines() if "staticvec train model2vec" in line]
+    command = next(c for c in commands if "embeddings/model2vec/" in c)
     assert "--teacher minilm" in command and "--pca-dims 300" in command and "--vocabulary teacher" in command
+    assert "--pca-dims auto" in next(c for c in commands if "embeddings/model2vec_teacher_dim/" in c)
     assert "--model-dir results/default/embeddings/model2vec/seed1/model2vec" in command
     assert "--out results/default/embeddings/model2vec/seed1/vectors.bin" in command
     for protocol in ("web", "muse"):  # the summary and the C2V table read web, X2Static's table muse
@@ -235,5 +242,5 @@ def test_the_default_run_plans_the_model2vec_row(shared_data):
     for protocol in ("web", "muse"):  # the cross-paper summary has the row
         assert f"model2vec=results/default/eval/model2vec/seed1/intrinsic.{protocol}.json" in summary
     table3 = next(line for line in out.splitlines() if "staticvec table" in line and "--table x2static_table3" in line)
-    assert "model2vec=results/default/eval/model2vec/seed1/intrinsic.muse.json" in table3
+    assert "model2vec_teacher_dim=results/default/eval/model2vec_teacher_dim/seed1/intrinsic.muse.json" in table3
     assert "benchmark: results/default/benchmarks/train/model2vec/seed1.tsv" in out  # its seconds in the timings
