@@ -183,6 +183,26 @@ def test_config_and_sheet(tmp_path):
     bad["methods"]["model2vec"]["pca_dims"] = 0
     with pytest.raises(ConfigError, match="pca_dims"):
         validate_config(bad)
+    # a sheet entry's parameters are checked against the same schema at plan time, presets resolved
+    import yaml
+
+    from staticvec.sheets import EmbeddingSheet
+
+    sheet = tmp_path / "embeddings.yaml"
+    sheet.write_text(yaml.safe_dump({"embeddings": {
+        "m_lib": {"method": "model2vec", "preset": "library"},
+        "m_pool": {"method": "model2vec", "params": {"pooling": "max"}},
+        "m_dims": {"method": "model2vec", "params": {"pca_dims": 1.5}}}}))
+    with pytest.raises(ConfigError) as error:
+        EmbeddingSheet.load(sheet, config)
+    assert "embedding 'm_pool'" in str(error.value) and "pooling = 'max'" in str(error.value)
+    assert "embedding 'm_dims'" in str(error.value) and "pca_dims = 1.5" in str(error.value)
+    assert "m_lib" not in str(error.value)
+    sheet.write_text(yaml.safe_dump({"embeddings": {"m_typo": {"method": "model2vec", "params": {"pca_dim": 300}}}}))
+    with pytest.raises(ConfigError, match=r"embedding 'm_typo': unknown parameter\(s\) \['pca_dim'\]"):
+        EmbeddingSheet.load(sheet, config)
+    sheet.write_text(yaml.safe_dump({"embeddings": {"m_lib": {"method": "model2vec", "preset": "library"}}}))
+    assert EmbeddingSheet.load(sheet, config)["m_lib"].params["pca_dims"] == 256
 
 
 def test_main_tables_have_a_model2vec_row_of_ours_only(tmp_path):
