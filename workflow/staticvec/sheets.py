@@ -29,6 +29,7 @@ METHODS = {
     "x2static": "x2static",
     "bert_sg": "bert_sg",
     "c2v": "c2v",
+    "model2vec": "model2vec",
     "teacher_token": None,
     "teacher_word": None,
     "ase": "ase",
@@ -55,7 +56,7 @@ class EmbeddingSpec:
     @property
     def seeded(self) -> bool:
         """Whether the method depends on a random seed (deterministic baselines do not)."""
-        return self.method not in {"teacher_token", "teacher_word", "ase", "artetxe", "external"}
+        return self.method not in {"teacher_token", "teacher_word", "ase", "artetxe", "external", "model2vec"}
 
 
 @dataclass(frozen=True)
@@ -287,4 +288,4 @@ def _param_problems(spec: EmbeddingSpec, config: dict) -> list[str]:
 
 
 def _uses_teacher(method: str) -> bool:
-    return method in {"semglove", "x2static", "bert_sg", "c2v", "teacher_token", "teacher_word", "ase"}
+    return method in {"semglove", "x2static", "bert_sg", "c2v", "teacher_token", "teacher_word", "ase", "model2vec"}

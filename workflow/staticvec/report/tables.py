@@ -218,6 +218,16 @@ def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = N
     for table_id, entry in spec["tables"].items():
         paper = load_paper_table(root / entry["paper_file"])
         where = f"{path}: tables.{table_id}"
+        # extra rows (ours only, no paper number) are rows like the others once they pass the same checks
+        extra = entry.pop("extra_rows", None) or {}
+        clash = [r for r in extra if r in paper.rows or r in entry["rows"]]
+        if clash:
+            problems.append(f"{where}.extra_rows: {clash} are rows of {entry['paper_file']} (map them under 'rows')")
+        missing_rows = [r for r in entry["rows"] if r not in paper.rows]
+        if missing_rows:
+            problems.append(f"{where}.rows: {missing_rows} are not rows of {entry['paper_file']}")
+        entry["rows"] = {**entry["rows"], **{r: e for r, e in extra.items() if r not in clash}}
+        extra_ids = {r for r in extra if r not in clash}
         keys = result_keys(entry["source"])
         for column, target in (entry.get("columns") or {}).items():
             if isinstance(target, str) and keys is not None and target.split(".")[0] not in keys:
@@ -231,13 +241,11 @@ def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = N
                         problems.append(f"{where}.rows.{row}: best_of {mapping['best_of']!r} matches no embedding "
                                         f"of the embeddings sheet")
                 elif mapping is not None and mapping not in allowed:
-                    problems.append(f"{where}.rows.{row}: {mapping!r} is not an embedding of the embeddings sheet "
-                                    f"(null shows the paper's numbers only)")
+                    key = "extra_rows" if row in extra_ids else "rows"
+                    problems.append(f"{where}.{key}.{row}: {mapping!r} is not an embedding of the embeddings sheet"
+                                    + ("" if row in extra_ids else " (null shows the paper's numbers only)"))
         if entry["source"] == "intrinsic" and paper.kind != "neighbours" and "protocol" not in entry:
             problems.append(f"{where}: an intrinsic table needs a 'protocol'")
-        missing_rows = [r for r in entry["rows"] if r not in paper.rows]
-        if missing_rows:
-            problems.append(f"{where}.rows: {missing_rows} are not rows of {entry['paper_file']}")
         if paper.kind == "neighbours":
             if entry.get("columns"):
                 problems.append(f"{where}: a neighbours table has no 'columns'")
@@ -350,7 +358,7 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
             mine = entry.get("ours")
             records.append({
                 "row": row,
-                "label": paper.labels.get(row, emb or row),
+                "label": paper.labels[row] if row in paper.labels else f"{emb or row} (ours; not in the paper)",
                 "embedding": emb,
                 "column": column,
                 "paper": value,

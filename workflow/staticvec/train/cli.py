@@ -19,7 +19,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-TRAIN_COMMAND_MODULES: list[str] = []
+TRAIN_COMMAND_MODULES: list[str] = ["staticvec.train.model2vec"]
 
 
 def default_threads() -> int:
