@@ -69,3 +69,10 @@ def test_every_problem_is_listed_at_once_and_good_entries_pass(tmp_path, config)
                                       "s": {"method": "skipgram", "params": {"dim": "teacher"}},
                                       "r": {"method": "retrofit", "base": "g", "params": {"kind": "student-t", "lexicon": "wordnet"}}})
     assert sheet["g"].params["dim"] == 50 and sheet["r"].params["kind"] == "student-t"
+
+
+def test_presets_are_chosen_not_set_as_a_parameter(tmp_path, config):
+    with pytest.raises(ConfigError) as err:
+        _sheet(tmp_path, config, {"x": {"method": "x2static", "params": {"variants": {}}}})
+    assert "unknown parameter(s) ['variants']" in str(err.value)
+    assert "variants" not in str(err.value).split("allowed:")[1]

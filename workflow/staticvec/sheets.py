@@ -155,11 +155,12 @@ def _spec(eid: str, raw: dict, methods_config: dict, config: dict, path) -> Embe
     defaults = copy.deepcopy(methods_config.get(block, {})) if block else {}
     if block and block not in methods_config:
         raise ConfigError(f"{path}: embedding '{eid}' uses method '{method}', but config has no 'methods.{block}' block")
-    unknown = set(overrides) - set(defaults) - COMMON_PARAMS
+    settable = (set(defaults) - {"variants"}) | COMMON_PARAMS  # presets are chosen with `preset:`, not set
+    unknown = set(overrides) - settable
     if block and unknown:
         raise ConfigError(
             f"{path}: embedding '{eid}': unknown parameter(s) {sorted(unknown)} for method '{method}'; "
-            f"allowed: {', '.join(sorted(set(defaults) | COMMON_PARAMS))}"
+            f"allowed: {', '.join(sorted(settable))}"
         )
     presets = defaults.pop("variants", {}) if block else {}
     if raw.get("preset"):
