@@ -30,6 +30,16 @@ class CorpusInput:
     parts: int | None = None
 
 
+def _in_hub_cache(repo_id: str) -> bool:
+    """Whether a hub model's config.json is in the local Hugging Face cache."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+    except Exception:  # noqa: BLE001 - not a valid repo id, or no hub library: not cached
+        return False
+
+
 class Workflow:
     def __init__(self, config: dict, root: str | Path = "."):
         self.config = config
@@ -324,6 +334,38 @@ class Workflow:
             return self.config["teacher"]["models"][teacher_id]
         except KeyError:
             raise StaticvecError(f"teacher {teacher_id!r} is not in config teacher.models") from None
+
+    def teachers_used(self) -> list[str]:
+        """Teacher ids the run reads: the sheet's teacher-based entries, SemGloVe's builders, the default."""
+        used = [self.config["teacher"]["default"]]
+        used += [spec.teacher for spec in self.sheet.entries.values() if spec.teacher]
+        if self.sheet.ids("semglove") and (self.config.get("cooc", {}).get("semglove", {}) or {}).get("teacher"):
+            used.append(self.config["cooc"]["semglove"]["teacher"])
+        return list(dict.fromkeys(used))
+
+    def check_teachers(self) -> None:
+        """One error naming every teacher that cannot be loaded as configured, before any job runs:
+        a local path that does not exist, or (teacher.offline: true) a hub name not in the local cache."""
+        from staticvec.teacher.load import resolve_teacher
+
+        offline = bool(self.config["teacher"].get("offline", True))
+        problems = []
+        for tid in self.teachers_used():
+            model = self.teacher_model(tid)
+            where = f"config key 'teacher.models.{tid}' = {model!r}"
+            try:
+                source = resolve_teacher(model)
+            except StaticvecError as exc:
+                problems.append(f"{where}: {exc}")
+                continue
+            if source.local:
+                continue
+            if offline and not _in_hub_cache(model):
+                problems.append(f"{where}: not a local directory and not in the Hugging Face cache "
+                                "(HF_HOME), and teacher.offline is true: download it once (teacher.offline: false) "
+                                "or set the model to a local directory")
+        if problems:
+            raise StaticvecError("teachers that cannot be loaded:\n  - " + "\n  - ".join(problems))
 
     def teacher_width(self, teacher_id: str) -> int:
         from staticvec.teacher.plan import teacher_traits
