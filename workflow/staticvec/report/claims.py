@@ -315,7 +315,7 @@ def metric_series(results: Results, emb: str, metric, source: str, protocol, sca
     if isinstance(metric, str):
         return results.series(emb, metric, source, protocol, scale)
     parts = [results.series(emb, p, source, protocol, scale) for p in metric["mean"]]
-    missing = [p.reason for p in parts if not p.values]
+    missing = list(dict.fromkeys(p.reason for p in parts if not p.values))
     if missing:
         return Series({}, any(p.random for p in parts), "; ".join(missing))
     seeds = set.intersection(*(set(p.values) for p in parts))
@@ -412,7 +412,7 @@ def evaluate_comparison(comp: Comparison, claim: dict, results: Results, setting
     random = any(s.random for s, _ in series)
     if missing:
         record.update(n=0, mean=None, low=None, high=None, verdict="undecided",
-                      reason="no result: " + "; ".join(missing))
+                      reason="no result: " + "; ".join(dict.fromkeys(missing)))
     else:
         seeded = [set(s.values) for s, _ in series if s.random]
         seeds = sorted(set.intersection(*seeded)) if seeded else [None]
