@@ -337,3 +337,21 @@ def test_result_arguments_are_parsed_or_rejected(tmp_path):
     for bad in (f"web/glove={f}", f"web/glove/x={f}", "web/glove/1"):
         with pytest.raises(StaticvecError, match="expected PROTOCOL/ID/SEED=FILE"):
             parse_results([bad])
+
+
+def test_the_published_reference_manifest_carries_the_verdicts(tmp_path):
+    from staticvec.files import read_json, write_json
+    from staticvec.report.reference import publish
+
+    run = tmp_path / "run"
+    bench = run / "benchmarks/train/glove/seed1.tsv"
+    bench.parent.mkdir(parents=True)
+    bench.write_text("s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+                     "1.0\t0:00:01\t1\t0\t0\t0\t0\t0\t0\t1.0\n")
+    write_json(run / "manifest.json", {"config_hash": "abc"})
+    counts_ = {"wang": {"holds": 1, "fails": 0, "undecided": 0, "flagged": 0}}
+    write_json(run / "tables/claims.json", {"counts": counts_, "verdicts": {"w_a": "holds"}, "claims": []})
+    publish(run, tmp_path / "ref")
+    saved = read_json(tmp_path / "ref/manifest.json")
+    assert saved["claims"] == {"counts": counts_, "verdicts": {"w_a": "holds"}}
+    assert (tmp_path / "ref/tables/claims.json").exists()
