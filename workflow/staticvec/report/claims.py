@@ -13,7 +13,7 @@ its two-sided t interval ``mean ± t(1 − α/2, n − 1) · sd / √n``. Verdic
 - ``a > b``: **holds** when the whole interval is above 0; **fails** when it is at or below 0;
 - ``a >= b`` (not worse by more than ``tol``): holds when the interval is above ``−tol``; fails when
   it is entirely below ``−tol``;
-- ``|a − b| <= tol``: holds when the interval lies within ``[−tol, tol]``; fails when it lies
+- ``a ≈ b`` (``|a − b| <= tol``): holds when the interval lies within ``[−tol, tol]``; fails when it lies
   entirely outside;
 - otherwise **undecided** (the interval straddles the bound), and undecided too when fewer seeds than
   the claim's ``min_seeds`` pair up (the interval, if any, is still shown). A comparison of two
@@ -209,7 +209,7 @@ def comparisons(claim: dict) -> list[Comparison]:
             for i in range(len(refs)):
                 for j in range(i + 1, len(refs)):
                     out.append(Comparison([(refs[i], 1.0), (refs[j], -1.0)], "~", m,
-                                          f"|{ref_label(refs[i])} − {ref_label(refs[j])}| <= tol{suffix}"))
+                                          f"{ref_label(refs[i])} ≈ {ref_label(refs[j])}{suffix}"))
         else:
             relation = claim.get("relation", ">")
             relation = relation[0] if isinstance(relation, list) else relation
@@ -290,7 +290,9 @@ class Results:
                     values[seed] = value * scale
             return Series(values, emb in self.random, None if values else f"{emb} has no {path} score")
         if source == "tagging":
-            result = self.tagging.get(self.contextual_id if emb == CONTEXTUAL and self.contextual_id else emb)
+            result = self.tagging.get(emb)
+            if result is None and emb == CONTEXTUAL:
+                result = self.tagging.get(self.contextual_id)
             if result is None:
                 return Series({}, True, f"no tagging result of {emb}")
             key, _, split = path.partition(".")
@@ -555,13 +557,13 @@ def to_markdown(records: list[dict], caption: str) -> str:
             for k, c in enumerate(r["comparisons"]):
                 head = [r["id"], r["where"], r["statement"] + (f" ({r['note']})" if r.get("note") else ""),
                         f"**{r['verdict']}**" + (" ⚑" if r["paper_flag"] else "")] if k == 0 else ["", "", "", ""]
-                paper_text = _num(c["paper_value"]) if c["paper_value"] is not None else "—"
+                paper_text = _num(c["paper_value"], 2) if c["paper_value"] is not None else "—"
                 if c["paper_check"].startswith("NOT"):
                     paper_text += " ⚑ not supported"
                 comp = c["comparison"] + (f" ({c['chosen']})" if c.get("chosen") else "") + \
                     (f", tol {c['tol']:g}" if c["relation"] in ("~", ">=") else "")
-                lines.append("| " + " | ".join(head + [comp, paper_text, _ours(c), str(c["n"]),
-                                                      f"{c['verdict']}: {c['reason']}"]) + " |")
+                cells = head + [comp, paper_text, _ours(c), str(c["n"]), f"{c['verdict']}: {c['reason']}"]
+                lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
         lines.append("")
     lines += ["Differences in points (×100) of left − right, per seed paired; 95 % t interval over the paired seeds. "
               "holds: the interval is on the claimed side; fails: on the other; undecided: it straddles the bound, "
