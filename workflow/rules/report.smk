@@ -4,7 +4,8 @@
 #
 #   {R}/manifest.json
 #   {R}/figures/{paper}/{figure}.pdf + .png + .manifest.json     (one target per figure)
-#   {R}/tables/summary.md + .csv + .html
+#   {R}/tables/summary.md + .csv + .html                          (counts of the claims' verdicts on top)
+#   {R}/tables/claims.md + .csv + .json                          (the papers' claims: config/claims.yaml)
 
 import json
 
@@ -72,12 +73,14 @@ rule summary_table:
         results=[path for _, path in W.summary_results()],
         sheet=W.figures_sheet,
         manifest=W.run_manifest,
+        claims=W.summary_claims(),
     output:
         md=report(W.summary_file("md"), caption="../report/summary.rst", category="Summary", labels={"file": "md"}),
         csv=report(W.summary_file("csv"), caption="../report/summary.rst", category="Summary", labels={"file": "csv"}),
         html=report(W.summary_file("html"), caption="../report/summary.rst", category="Summary", labels={"file": "html"}),
     params:
         args=W.summary_args(),
+        claims=" ".join(f"--claims {path}" for path in W.summary_claims()),
     log:
         f"{R}/logs/tables/summary.log",
     threads: 1
@@ -88,4 +91,31 @@ rule summary_table:
         CPU_ENV
     shell:
         "staticvec report summary --spec {input.sheet} --manifest {input.manifest} --out-csv {output.csv}"
-        " --out-md {output.md} --out-html {output.html} {params.args} > {log} 2>&1"
+        " --out-md {output.md} --out-html {output.html} {params.claims} {params.args} > {log} 2>&1"
+
+
+# Every claim of the claims sheet decided from the evaluation results: per-seed paired differences,
+# their 95 % t interval, holds / fails / undecided with the reason, and the paper's own numbers checked.
+rule claims:
+    input:
+        results=[path for _, path in W.claims_results()],
+        sheet=W.claims_sheet,
+        tables=W.tables_sheet,
+        manifest=W.run_manifest,
+    output:
+        md=report(W.claims_file("md"), caption="../report/claims.rst", category="Claims", labels={"file": "md"}),
+        csv=report(W.claims_file("csv"), caption="../report/claims.rst", category="Claims", labels={"file": "csv"}),
+        json=W.claims_file("json"),
+    params:
+        args=W.claims_args(),
+    log:
+        f"{R}/logs/tables/claims.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        CPU_ENV
+    shell:
+        "staticvec report claims --spec {input.sheet} --tables {input.tables} --manifest {input.manifest}"
+        " --out-md {output.md} --out-csv {output.csv} --out-json {output.json} {params.args} > {log} 2>&1"

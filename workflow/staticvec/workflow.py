@@ -58,6 +58,12 @@ class Workflow:
         self._tables = None
         self.figures_sheet = sheets.get("figures", "config/figures.yaml")
         self._figures = None
+        self.claims_sheet = sheets.get("claims", "config/claims.yaml")
+        self._claims = None
+        self._claimed = None
+        # which seeded embeddings train every seed: those a selected claim names (claims) or all of them
+        self.seeds_for = config.get("seeds_for", "claims")
+        self.seed_sweeps = bool(config.get("seed_sweeps", False))
         # torch rules ask the scheduler for a GPU (SLURM: --gpus=1) when the run is on GPUs
         self.use_gpu = config.get("device") == "cuda" or bool(config.get("teacher", {}).get("gpu"))
 
@@ -298,11 +304,22 @@ class Workflow:
 
     def seeds(self, emb: str) -> list[int]:
         """Seeds an embedding is trained with (deterministic methods: the first seed only;
-        post-processing: its base's)."""
+        post-processing: its base's). With ``seeds_for: claims`` (default) only the embeddings a
+        selected claim names (and what they are post-processed from; sweep points only with
+        ``seed_sweeps``) train every seed, the others the first."""
         spec = self.spec(emb)
         if spec.base:
             return self.seeds(spec.base)
-        return self.all_seeds if spec.seeded else self.all_seeds[:1]
+        if not spec.seeded:
+            return self.all_seeds[:1]
+        if self.seeds_for == "all" or emb in self.claimed_embeddings():
+            return self.all_seeds
+        return self.all_seeds[:1]
+
+    def is_random(self, emb: str) -> bool:
+        """Whether the embedding's vectors depend on the training seed (seeds() gives one run per seed)."""
+        spec = self.spec(emb)
+        return self.is_random(spec.base) if spec.base else spec.seeded
 
     def embedding(self, emb: str, seed="{seed}") -> str:
         return f"{self.results_dir}/embeddings/{emb}/seed{seed}/vectors.bin"
@@ -642,10 +659,80 @@ class Workflow:
     def summary_targets(self) -> list[str]:
         return [self.summary_file("md")] if (self.config.get("targets") or {}).get("summary", True) else []
 
+    # ------------------------------------------------------------ claims
+    @property
+    def claims_spec(self) -> dict:
+        """The claims sheet, checked against the embeddings sheet, the protocols and the tables sheet
+        (an empty sheet when the config names none and config/claims.yaml does not exist)."""
+        if self._claims is None:
+            from staticvec.report.claims import load_claims_spec
+
+            path = resolve_path(self.claims_sheet, self.root)
+            if not path.exists() and "claims" not in self.config.get("sheets", {}):
+                self._claims = {"claims": {}, "defaults": {}}
+            else:
+                protocols = (self.config.get("evaluation") or {}).get("protocols")
+                self._claims = load_claims_spec(path, self.sheet.ids(), protocols, self.tables)
+        return self._claims
+
+    def selected_claims(self) -> list[str]:
+        return self.selected("claims", list(self.claims_spec["claims"]))
+
+    def claimed_embeddings(self) -> set[str]:
+        """Embeddings the selected claims name, with what they are post-processed from; sweep points
+        only with ``seed_sweeps`` (the papers' curves may stay at one seed)."""
+        if self._claimed is None:
+            from staticvec.report.claims import claimed_embeddings
+
+            named = claimed_embeddings(self.claims_spec, self.sheet.ids(), set(self.selected_claims()))
+            named = [e for e in named if e in self.sheet and (self.seed_sweeps or self.sheet[e].sweep is None)]
+            self._claimed = set(self.sheet.closure(named))
+        return self._claimed
+
+    def claims_file(self, suffix: str = "md") -> str:
+        return f"{self.results_dir}/tables/claims.{suffix}"
+
+    def claims_results(self) -> list[tuple[str, str]]:
+        """(key, file) pairs the claims read: PROTOCOL/ID/SEED (every seed of every intrinsic result a
+        claim can use), tagging/ID, classification/ID."""
+        from staticvec.report.claims import claim_refs, expand_ref
+
+        pairs = []
+        for cid in self.selected_claims():
+            claim = self.claims_spec["claims"][cid]
+            source = claim.get("source", "intrinsic")
+            for ref in claim_refs(claim):
+                for emb in expand_ref(ref, self.sheet.ids()):
+                    if source == "intrinsic":
+                        pairs += [(f"{claim['protocol']}/{emb}/{s}", self.intrinsic_result(emb, s, claim["protocol"]))
+                                  for s in self.seeds(emb)]
+                    elif source == "tagging":
+                        rid = self.contextual_id if emb == CONTEXTUAL else emb
+                        pairs.append((f"tagging/{emb}", self.tagging_result(rid)))
+                    else:
+                        pairs.append((f"classification/{emb}", self.classification_result(emb)))
+        return list(dict.fromkeys(pairs))
+
+    def claims_args(self) -> str:
+        import shlex
+
+        named = {key.split("/")[1] for key, _ in self.claims_results()}
+        random = sorted(e for e in named if e in self.sheet and self.is_random(e))
+        return shlex.join(["--random", json.dumps(random), "--select", json.dumps(self.selected_claims()),
+                           "--contextual-id", self.contextual_id,
+                           *(f"{key}={path}" for key, path in self.claims_results())])
+
+    def summary_claims(self) -> list[str]:
+        """The claims' verdicts the summary's first lines count (none when no claim is selected)."""
+        return [self.claims_file("json")] if self.selected_claims() else []
+
+    def claims_targets(self) -> list[str]:
+        return [self.claims_file("md")] if self.selected_claims() else []
+
     # ------------------------------------------------------------ targets
     def final_targets(self) -> list[str]:
         return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets(), *self.figure_targets(),
-                *self.summary_targets()]
+                *self.summary_targets(), *self.claims_targets()]
 
 
 def _safe_id(name: str) -> str:

@@ -40,8 +40,26 @@ def register(subparsers) -> None:
     p.add_argument("--out-csv", required=True, help="summary as CSV")
     p.add_argument("--out-md", required=True, help="summary as Markdown")
     p.add_argument("--out-html", help="also an HTML page (shown inline by snakemake --report)")
+    p.add_argument("--claims", help="the claims' verdicts (tables/claims.json): one count line per paper on top")
     p.add_argument("--root", default=".", help="repository root the paper tables are read from (default .)")
     p.set_defaults(handler=_summary)
+
+    p = sub.add_parser("claims", help="decide the papers' claims (config/claims.yaml) from this run's results: "
+                                      "per-seed paired differences, 95 %% intervals, holds / fails / undecided")
+    p.add_argument("results", nargs="*", metavar="KEY=RESULT.json",
+                   help="PROTOCOL/ID/SEED=FILE (intrinsic, one per seed), tagging/ID=FILE, classification/ID=FILE")
+    p.add_argument("--spec", default="config/claims.yaml", help="the claims sheet")
+    p.add_argument("--tables", default="config/tables.yaml", help="the tables sheet (the papers' printed numbers)")
+    p.add_argument("--random", help="JSON list of the embedding ids whose intrinsic results depend on the seed "
+                                    "(the others are deterministic: one value for every seed)")
+    p.add_argument("--select", help="JSON list of the claim ids to decide (default: all)")
+    p.add_argument("--contextual-id", help="result id of tagging claims' `contextual` (contextual-<teacher>)")
+    p.add_argument("--manifest", help="the run manifest (caption)")
+    p.add_argument("--out-md", required=True, help="claims table as Markdown")
+    p.add_argument("--out-csv", required=True, help="claims table as CSV")
+    p.add_argument("--out-json", required=True, help="verdicts and numbers (the summary and the reference manifest read it)")
+    p.add_argument("--root", default=".", help="repository root the sheets' paths are relative to")
+    p.set_defaults(handler=_claims)
 
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
                                          "wall times (results/reference/)")
@@ -88,6 +106,14 @@ def _summary(args) -> int:
     from staticvec.report.summary import write_summary_from_args
 
     write_summary_from_args(args)
+    return 0
+
+
+def _claims(args) -> int:
+    from staticvec.report.claims import counts, counts_lines, write_claims_from_args
+
+    records = write_claims_from_args(args)
+    print("\n".join(counts_lines(counts(records))))
     return 0
 
 
