@@ -1,13 +1,31 @@
-# The run manifest (provenance every table and figure carries), the figures of the report sheet
-# (config/figures.yaml) and the cross-paper summary table. Outputs marked with report() make up
-# `snakemake --report report.html` (captions in workflow/report/).
+# The run's provenance (what every table's and figure's caption says: corpus, teacher, seeds), the
+# run manifest (the whole config; a leaf, so a config change reruns no table that does not read the
+# changed setting), the figures of the report sheet (config/figures.yaml) and the cross-paper summary
+# table. Outputs marked with report() make up `snakemake --report report.html` (captions in workflow/report/).
 #
+#   {R}/provenance.json
 #   {R}/manifest.json
 #   {R}/figures/{paper}/{figure}.pdf + .png + .manifest.json     (one target per figure)
 #   {R}/tables/summary.md + .csv + .html                          (counts of the claims' verdicts on top)
 #   {R}/tables/claims.md + .csv + .json                          (the papers' claims: config/claims.yaml)
 
 import json
+
+
+rule provenance:
+    input:
+        corpus=W.manifest,
+    output:
+        W.provenance_file,
+    params:
+        args=W.provenance_args(),
+    log:
+        f"{R}/logs/report/provenance.log",
+    localrule: True
+    conda:
+        CPU_ENV
+    shell:
+        "staticvec report provenance --corpus-manifest {input.corpus} {params.args} --out {output} > {log} 2>&1"
 
 
 rule run_manifest:
@@ -72,7 +90,7 @@ rule summary_table:
     input:
         results=[path for _, path in W.summary_results()],
         sheet=W.figures_sheet,
-        manifest=W.run_manifest,
+        manifest=W.provenance_file,
         claims=W.summary_claims(),
     output:
         md=report(W.summary_file("md"), caption="../report/summary.rst", category="Summary", labels={"file": "md"}),
@@ -101,7 +119,7 @@ rule claims:
         results=[path for _, path in W.claims_results()],
         sheet=W.claims_sheet,
         tables=W.tables_sheet,
-        manifest=W.run_manifest,
+        manifest=W.provenance_file,
     output:
         md=report(W.claims_file("md"), caption="../report/claims.rst", category="Claims", labels={"file": "md"}),
         csv=report(W.claims_file("csv"), caption="../report/claims.rst", category="Claims", labels={"file": "csv"}),

@@ -553,8 +553,24 @@ class Workflow:
 
     @property
     def run_manifest(self) -> str:
-        """Provenance of the run (config hash, commit, corpus, teachers, seeds): every table's caption."""
+        """The run's full record (whole config and its hash, commit, corpus, teachers, seeds, training
+        modes): a leaf of the DAG, remade on any config change without touching what it describes."""
         return f"{self.results_dir}/manifest.json"
+
+    @property
+    def provenance_file(self) -> str:
+        """What every table's and figure's caption says of the run (corpus, teacher, seeds, code
+        version): it depends on those settings only, so an unrelated config change reruns no table."""
+        return f"{self.results_dir}/provenance.json"
+
+    def provenance_args(self) -> str:
+        import shlex
+
+        teacher_cfg = self.config.get("teacher", {})
+        default = teacher_cfg.get("default")
+        teacher = f"{default} ({teacher_cfg.get('models', {}).get(default, default)})" if default else ""
+        seeds = " ".join(str(s) for s in self.config.get("seeds") or [])
+        return f"--teacher {shlex.quote(teacher)}" + (f" --seeds {seeds}" if seeds else "")
 
     # ------------------------------------------------------------ figures
     @property
@@ -603,7 +619,7 @@ class Workflow:
 
     def figure_inputs(self, figure_id: str) -> dict:
         entry = self.figure_entry(figure_id)
-        inputs = {"sheet": self.figures_sheet, "manifest": self.run_manifest,
+        inputs = {"sheet": self.figures_sheet, "manifest": self.provenance_file,
                   "results": list(dict.fromkeys(path for _, path in self.figure_results(figure_id)))}
         if entry.get("x") == "tokens":
             inputs["corpus"] = self.manifest

@@ -15,6 +15,14 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, help="run manifest JSON to write")
     p.set_defaults(handler=_manifest)
 
+    p = sub.add_parser("provenance", help="what the tables' and figures' captions say of the run: corpus, teacher, "
+                                          "seeds, code version (depends on those settings only)")
+    p.add_argument("--corpus-manifest", required=True, help="<results>/corpus/manifest.json")
+    p.add_argument("--teacher", default="", help="the default teacher, as 'id (model)'")
+    p.add_argument("--seeds", type=int, nargs="*", default=None, help="the run's seeds")
+    p.add_argument("--out", required=True, help="provenance JSON to write")
+    p.set_defaults(handler=_provenance)
+
     p = sub.add_parser("figure", help="draw one figure of the report sheet (PDF + PNG + manifest)")
     p.add_argument("results", nargs="*", metavar="ID=FILE",
                    help="curves/bars: evaluation results by variant id (repeat an id for several seeds); "
@@ -68,6 +76,27 @@ def register(subparsers) -> None:
     p.set_defaults(handler=_reference)
 
 
+def _caption_fields(corpus: dict, teacher: str | None) -> dict:
+    """The keys the table builder's and figures' captions read."""
+    source = corpus.get("description", {}).get("source")
+    return {"corpus": ", ".join(source) if isinstance(source, list) else source,
+            "tokens": corpus.get("totals", {}).get("tokens"), "teacher": teacher}
+
+
+def _provenance(args) -> int:
+    from staticvec.files import read_json, write_json
+    from staticvec.report.provenance import caption, provenance
+
+    corpus = read_json(args.corpus_manifest)
+    teacher = args.teacher or None
+    record = provenance(None, corpus, teacher=teacher, seeds=args.seeds)
+    record.update(_caption_fields(corpus, teacher))
+    record["provenance_caption"] = caption(record)
+    write_json(args.out, record)
+    print(record["provenance_caption"])
+    return 0
+
+
 def _manifest(args) -> int:
     from staticvec.files import read_json, write_json
     from staticvec.report.provenance import caption, provenance, training_modes
@@ -78,13 +107,8 @@ def _manifest(args) -> int:
     default = teacher_cfg.get("default")
     teacher = f"{default} ({teacher_cfg.get('models', {}).get(default, default)})" if default else None
     record = provenance(config, corpus, teacher=teacher)
-    desc = corpus.get("description", {})
-    source = desc.get("source")
     record.update({
-        # the keys the table builder's caption reads
-        "corpus": ", ".join(source) if isinstance(source, list) else source,
-        "tokens": corpus.get("totals", {}).get("tokens"),
-        "teacher": teacher,
+        **_caption_fields(corpus, teacher),
         "teachers": teacher_cfg.get("models", {}),
         "training": training_modes(config),  # threads and determinism per method (same seed, same vectors?)
     })
