@@ -251,6 +251,38 @@ def test_caption_line_is_drawn_under_the_figure():
     F._pyplot().close(fig)
 
 
+def test_caption_does_not_overlap_rotated_tick_labels_or_the_axis_label():
+    words = ["football", "is", "the", "most", "popular", "sport", "in", "brazil"]
+    matrix = np.full((8, 8), 0.1)
+    fig, _ = F.draw_attention(words, matrix, {"title": "t"})
+    F.add_caption(fig, ["Made with: corpus x"])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    caption_top = fig.texts[0].get_window_extent(renderer).y1
+    ax = fig.axes[0]
+    lowest_label = min([t.get_window_extent(renderer).y0 for t in ax.get_xticklabels()]
+                       + [ax.xaxis.label.get_window_extent(renderer).y0])
+    assert caption_top <= lowest_label  # (before: the caption started at y = -0.01, across the labels)
+    F._pyplot().close(fig)
+
+
+def test_pair_tsne_has_a_legend_naming_the_columns_and_the_pair_line():
+    panel = {"points": [{"group": "he/she", "word": w, "coords": c} for w, c in (("he", [0, 0]), ("she", [1, 1]))]
+             + [{"group": "king/queen", "word": w, "coords": c} for w, c in (("king", [2, 0]), ("queen", [3, 1]))],
+             "pairs": [[0, 1], [2, 3]], "missing": [], "dims": 2}
+    fig, _ = F.draw_tsne({"e": panel}, {"kind": "tsne", "title": "t", "pairs": "p.tsv", "pair_labels": ["male", "female"]})
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["male", "female", "one pair"]
+    F._pyplot().close(fig)
+
+
+def test_attention_figure_names_the_words_it_cannot_show(tmp_path):
+    dump = {"sentences": [{"sentence": "a zz b", "words": ["a", "b"], "dropped": ["zz"],
+                           "weights": [[None, 1.0], [1.0, None]]}]}
+    record = F.make_figure("wang_figure7", {"kind": "attention", "title": "t", "embedding": "bert_sg", "sentence": "a zz b"},
+                           RUN_MANIFEST, out_pdf=tmp_path / "f.pdf", out_png=tmp_path / "f.png", attention=dump)
+    assert "Not in the vocabulary, so not shown: zz." in record["caption"] and record["data"]["dropped"] == ["zz"]
+
+
 def test_cli_draws_a_tsne_figure(tmp_path):
     from staticvec.cli import main
 

@@ -114,7 +114,7 @@ def test_released_code_readings_are_rows_beside_the_papers(tmp_path):
     assert main(["table", "--spec", str(ROOT / "config/tables.yaml"), "--root", str(ROOT), "--table", "c2v_table1",
                  "--out-csv", str(tmp_path / "t1.csv"), "--out-md", str(out_md), f"c2v_released={res}"]) == 0
     lines = out_md.read_text().splitlines()
-    row = next(line for line in lines if line.startswith("| Context-to-Vec (released code) | c2v_released |"))
+    row = next(line for line in lines if line.startswith("| c2v_released (ours; not in the paper) | c2v_released |"))
     assert "50.0 / —" in row
     assert lines.index(row) > max(i for i, line in enumerate(lines) if line.startswith("| Skip-gram |"))
 

@@ -140,3 +140,45 @@ def test_project_registry_matches_the_offline_mirror(repo_root, shared_data):
     missing = [m.rel_path for g in registry.groups.values() for m in g.members.values()
                if g.id != "enwiki-20240601" and find_in_mirror(m, shared_data) is None]
     assert missing == []
+
+
+def _mirror_without(tmp_path, shared_data, missing: str):
+    """A mirror linking every top-level directory of the shared data except ``missing``."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for entry in shared_data.iterdir():
+        if entry.name != missing:
+            (mirror / entry.name).symlink_to(entry.resolve())
+    return mirror
+
+
+def _workflow(repo_root, mirror, download_dir, **targets):
+    from staticvec.config import load_config
+    from staticvec.workflow import Workflow
+
+    config = load_config([repo_root / "config/config.yaml"])
+    config["resources"].update(mirror=str(mirror), allow_download=False, download_dir=str(download_dir))
+    if targets:
+        config["targets"] = targets
+    return Workflow(config, repo_root)
+
+
+def test_plan_time_check_names_a_missing_evaluation_set(repo_root, shared_data, tmp_path):
+    """An offline run whose mirror lacks the evaluation sets fails before any job, naming them
+    (before, only the corpus was checked and the run died at the first evaluation job)."""
+    w = _workflow(repo_root, _mirror_without(tmp_path, shared_data, "eval"), tmp_path / "dl")
+    with pytest.raises(MissingResourcesError) as err:
+        w.check_resources()
+    assert "eval/" in str(err.value) and "corpus/" not in str(err.value)
+    # the same mirror with the evaluation sets present passes
+    _workflow(repo_root, shared_data, tmp_path / "dl").check_resources()
+
+
+def test_input_groups_follow_the_selected_tables(repo_root, shared_data, tmp_path):
+    everything = _workflow(repo_root, shared_data, tmp_path / "dl").input_groups()
+    assert {"eval-similarity", "eval-classification"} <= set(everything)
+    assert {"eval-lexicons", "eval-wordnet", "eval-conll2000", "eval-ud-ewt"} <= set(everything)  # retrofit rows, tagging tables
+    intrinsic_only = _workflow(repo_root, shared_data, tmp_path / "dl", tables=["semglove_table1"]).input_groups()
+    assert "eval-similarity" in intrinsic_only
+    assert not {"eval-classification", "eval-conll2000", "eval-ud-ewt"} & set(intrinsic_only)
+    assert len(intrinsic_only) < len(everything)

@@ -71,6 +71,19 @@ def test_corpus_manifest_matches_a_brute_force_count(run):
     assert totals["vocabulary"] == len(vocab)
 
 
+def test_a_setting_no_table_reads_reruns_no_table(run):
+    """A config change that no table or figure reads (here: one more teacher in teacher.models that
+    no embedding uses) remakes the run manifest only (before, every table and figure was redone)."""
+    override = yaml.safe_load(run["override"].read_text())
+    override["teacher"] = {"models": {"unused": "./not/used"}}
+    changed = run["override"].with_name("unrelated-change.yaml")
+    changed.write_text(yaml.safe_dump(override))
+    plan = snakemake("-n", configfiles=[TEST_CONFIG, changed])
+    planned = {line.split()[0] for line in plan.stdout.splitlines()
+               if len(line.split()) == 2 and line.split()[1].isdigit()}
+    assert planned <= {"run_manifest", "all", "total"} and "run_manifest" in planned, plan.stdout
+
+
 def test_resume_redoes_only_the_missing_input(run):
     tokenized = sorted((run["results"] / "corpus" / "tokenized").glob("*.tsv.gz"))
     assert tokenized, "the dump input was tokenized"

@@ -7,7 +7,8 @@ from staticvec.workflow import Workflow
 validate_config(config, sources="config/config.yaml + --configfile overrides")
 W = Workflow(config)
 R = W.results_dir  # every output lives under this directory
-W.check_resources()  # one error listing every missing input, before any job runs
+W.check_resources()  # one error listing every missing input (corpus, evaluation sets, lexicons, tagging data), before any job runs
+W.check_teachers()  # a teacher path that does not exist, or a hub model not cached in offline mode
 
 # conda environments for --software-deployment-method conda (paths relative to workflow/rules/)
 CPU_ENV = "../../envs/cpu.yaml"

@@ -3,21 +3,23 @@
 
 
 rule extract_dump:
-    # pages-articles XML dump → wikiextractor <doc> files
+    # pages-articles XML dump (or one part of a multistream dump: corpus.dump_parts) → wikiextractor <doc> files
     input:
-        lambda wc: W.corpus_input(wc.corpus_input).path,
+        unpack(lambda wc: W.extract_inputs(wc.corpus_input)),
     output:
         directory(W.extracted_dir("{corpus_input}")),
-    threads: 4
+    params:
+        part=lambda wc: W.extract_flags(wc.corpus_input),
+    threads: config["corpus"]["extract_processes"]
     resources:
-        mem_mb=4000,
-        runtime=24 * 60,
+        mem_mb=lambda wc, threads: 1000 + 500 * threads,
+        runtime=lambda wc, input: W.extract_runtime(wc.corpus_input, input.size_mb),
     log:
         f"{R}/logs/corpus/extract/{{corpus_input}}.log",
     benchmark:
         f"{R}/benchmarks/corpus/extract/{{corpus_input}}.tsv"
     shell:
-        "staticvec corpus extract-dump {input} --out {output} --processes {threads} > {log} 2>&1"
+        "staticvec corpus extract-dump {input.dump} {params.part} --out {output} --processes {threads} > {log} 2>&1"
 
 
 rule tokenize:
@@ -32,7 +34,7 @@ rule tokenize:
     threads: 1
     resources:
         mem_mb=1500,
-        runtime=60,
+        runtime=lambda wc, input: W.tokenize_runtime(wc.corpus_input, input.size_mb),
     log:
         f"{R}/logs/corpus/tokenize/{{corpus_input}}.log",
     benchmark:

@@ -40,7 +40,7 @@ rule paper_table:
     input:
         unpack(lambda wc: W.table_inputs(f"{wc.paper}_{wc.table}")),
         sheet=W.tables_sheet,
-        manifest=W.run_manifest,
+        manifest=W.provenance_file,
     output:
         csv=report(f"{R}/tables/{{paper}}/{{table}}.csv", caption="../report/table.rst", category="Tables",
                    subcategory="{paper}", labels={"table": "{table}", "file": "csv"}),

@@ -1,12 +1,31 @@
-# The run manifest (provenance every table and figure carries), the figures of the report sheet
-# (config/figures.yaml) and the cross-paper summary table. Outputs marked with report() make up
-# `snakemake --report report.html` (captions in workflow/report/).
+# The run's provenance (what every table's and figure's caption says: corpus, teacher, seeds), the
+# run manifest (the whole config; a leaf, so a config change reruns no table that does not read the
+# changed setting), the figures of the report sheet (config/figures.yaml) and the cross-paper summary
+# table. Outputs marked with report() make up `snakemake --report report.html` (captions in workflow/report/).
 #
+#   {R}/provenance.json
 #   {R}/manifest.json
 #   {R}/figures/{paper}/{figure}.pdf + .png + .manifest.json     (one target per figure)
-#   {R}/tables/summary.md + .csv + .html
+#   {R}/tables/summary.md + .csv + .html                          (counts of the claims' verdicts on top)
+#   {R}/tables/claims.md + .csv + .json                          (the papers' claims: config/claims.yaml)
 
 import json
+
+
+rule provenance:
+    input:
+        corpus=W.manifest,
+    output:
+        W.provenance_file,
+    params:
+        args=W.provenance_args(),
+    log:
+        f"{R}/logs/report/provenance.log",
+    localrule: True
+    conda:
+        CPU_ENV
+    shell:
+        "staticvec report provenance --corpus-manifest {input.corpus} {params.args} --out {output} > {log} 2>&1"
 
 
 rule run_manifest:
@@ -71,13 +90,15 @@ rule summary_table:
     input:
         results=[path for _, path in W.summary_results()],
         sheet=W.figures_sheet,
-        manifest=W.run_manifest,
+        manifest=W.provenance_file,
+        claims=W.summary_claims(),
     output:
         md=report(W.summary_file("md"), caption="../report/summary.rst", category="Summary", labels={"file": "md"}),
         csv=report(W.summary_file("csv"), caption="../report/summary.rst", category="Summary", labels={"file": "csv"}),
         html=report(W.summary_file("html"), caption="../report/summary.rst", category="Summary", labels={"file": "html"}),
     params:
         args=W.summary_args(),
+        claims=" ".join(f"--claims {path}" for path in W.summary_claims()),
     log:
         f"{R}/logs/tables/summary.log",
     threads: 1
@@ -88,7 +109,34 @@ rule summary_table:
         CPU_ENV
     shell:
         "staticvec report summary --spec {input.sheet} --manifest {input.manifest} --out-csv {output.csv}"
-        " --out-md {output.md} --out-html {output.html} {params.args} > {log} 2>&1"
+        " --out-md {output.md} --out-html {output.html} {params.claims} {params.args} > {log} 2>&1"
+
+
+# Every claim of the claims sheet decided from the evaluation results: per-seed paired differences,
+# their 95 % t interval, holds / fails / undecided with the reason, and the paper's own numbers checked.
+rule claims:
+    input:
+        results=[path for _, path in W.claims_results()],
+        sheet=W.claims_sheet,
+        tables=W.tables_sheet,
+        manifest=W.provenance_file,
+    output:
+        md=report(W.claims_file("md"), caption="../report/claims.rst", category="Claims", labels={"file": "md"}),
+        csv=report(W.claims_file("csv"), caption="../report/claims.rst", category="Claims", labels={"file": "csv"}),
+        json=W.claims_file("json"),
+    params:
+        args=W.claims_args(),
+    log:
+        f"{R}/logs/tables/claims.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        CPU_ENV
+    shell:
+        "staticvec report claims --spec {input.sheet} --tables {input.tables} --manifest {input.manifest}"
+        " --out-md {output.md} --out-csv {output.csv} --out-json {output.json} {params.args} > {log} 2>&1"
 
 
 rule ase_best_layer:

@@ -41,3 +41,37 @@ rule train_gensim_baseline:
         "staticvec train {params.command} --shards {input.shards} --vocab {input.vocab} {params.vocab}"
         " {params.flags} --seed {wildcards.seed} --workers {threads}"
         " --out {output.vectors} --record {output.record} > {log} 2>&1"
+
+
+# Model2Vec (the model2vec library) from the entry's teacher: no corpus, only the vocabulary it is
+# written over; the library's own model is kept beside the vectors. Seedless (one job, first seed).
+
+from staticvec.train.model2vec import rule_args as model2vec_args
+
+
+rule train_model2vec:
+    input:
+        vocab=W.vocab(),
+    output:
+        vectors=W.embedding("{emb}"),
+        record=W.embedding_record("{emb}"),
+        model=directory(f"{R}/embeddings/{{emb}}/seed{{seed}}/model2vec"),
+    params:
+        args=lambda wc: model2vec_args(W, wc.emb),
+        vocab=W.vocab_flags(),
+    log:
+        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+    benchmark:
+        f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
+    wildcard_constraints:
+        emb=W.ids_regex("model2vec"),
+    threads: lambda wc: W.params(wc.emb).get("threads", 8)
+    resources:
+        mem_mb=4000,
+        runtime=60,
+        gpu=GPU,
+    conda:
+        GPU_ENV
+    shell:
+        "staticvec train model2vec --vocab {input.vocab} {params.vocab} {params.args} --threads {threads}"
+        " --model-dir {output.model} --out {output.vectors} --record {output.record} > {log} 2>&1"

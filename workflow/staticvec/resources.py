@@ -265,9 +265,11 @@ def _download(urls: list[str], dest: Path, retries: int, partial: Path) -> None:
             except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
                 last_error = exc
                 wait = min(60, 2**attempt)
-                log.warning("download %s failed (%s); retry %d/%d in %ds", url, exc, attempt + 1, retries, wait)
                 if attempt < retries:
+                    log.warning("download %s failed (%s); retry %d of %d in %ds", url, exc, attempt + 1, retries, wait)
                     time.sleep(wait)
+                else:
+                    log.warning("download %s failed (%s); no retries left", url, exc)
     raise ResourceError(f"could not download {urls[0]} (and {len(urls) - 1} mirror URL(s)): {last_error}")
 
 
@@ -332,18 +334,23 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("resources", help="fetch and verify external inputs")
     sub = parser.add_subparsers(dest="resources_command", required=True)
     fetch_p = sub.add_parser("fetch", help="fetch (mirror first, then URL) and verify a resource")
-    fetch_p.add_argument("--registry", default="config/resources.yaml")
+    fetch_p.add_argument("--registry", default="config/resources.yaml",
+                         help="the resource registry (URLs, checksums; default config/resources.yaml)")
     fetch_p.add_argument("--group", required=True, help="registry entry")
     fetch_p.add_argument("--member", help="one member (default: the whole group)")
-    fetch_p.add_argument("--mirror", default=None)
-    fetch_p.add_argument("--download-dir", default="resources/data")
-    fetch_p.add_argument("--allow-download", action="store_true")
-    fetch_p.add_argument("--retries", type=int, default=3)
+    fetch_p.add_argument("--mirror", default=None,
+                         help="directory searched first, with the registry's relative paths (default: none)")
+    fetch_p.add_argument("--download-dir", default="resources/data",
+                         help="where verified copies go (default resources/data)")
+    fetch_p.add_argument("--allow-download", action="store_true",
+                         help="download from the registry's URLs what the mirror lacks (default: mirror only)")
+    fetch_p.add_argument("--retries", type=int, default=3,
+                         help="further attempts per URL after a failed download, with exponential back-off (default 3)")
     fetch_p.add_argument("--marker", help="write a JSON marker here when a whole group is fetched")
     fetch_p.set_defaults(handler=_cli_fetch)
     list_p = sub.add_parser("list", help="list registry entries and their members")
-    list_p.add_argument("--registry", default="config/resources.yaml")
-    list_p.add_argument("--group")
+    list_p.add_argument("--registry", default="config/resources.yaml", help="the resource registry (default config/resources.yaml)")
+    list_p.add_argument("--group", help="list only this registry entry (default: all)")
     list_p.set_defaults(handler=_cli_list)
 
 

@@ -12,6 +12,7 @@ variant's id is ``<base>~<param><value>`` (``glove~dim50``, ``bert_sg~window3``,
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ METHODS = {
     "x2static": "x2static",
     "bert_sg": "bert_sg",
     "c2v": "c2v",
+    "model2vec": "model2vec",
     "teacher_token": None,
     "teacher_word": None,
     "ase": "ase",
@@ -54,7 +56,7 @@ class EmbeddingSpec:
     @property
     def seeded(self) -> bool:
         """Whether the method depends on a random seed (deterministic baselines do not)."""
-        return self.method not in {"teacher_token", "teacher_word", "ase", "artetxe", "external"}
+        return self.method not in {"teacher_token", "teacher_word", "ase", "artetxe", "external", "model2vec"}
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,10 @@ class EmbeddingSheet:
                         overrides.setdefault("fraction", sweep.fraction)
                     entries[vid] = _variant(entries[base], vid, overrides, sid, path)
             sweeps[sid] = sweep
+        problems = [p for spec in entries.values() for p in _param_problems(spec, config)]
+        if problems:
+            lines = "\n  - ".join(problems)
+            raise ConfigError(f"{path}: invalid embedding parameters (checked before any job runs):\n  - {lines}")
         return cls(entries, sweeps, str(path), disabled)
 
     def __getitem__(self, eid: str) -> EmbeddingSpec:
@@ -164,11 +170,12 @@ def _spec(eid: str, raw: dict, methods_config: dict, config: dict, path) -> Embe
     defaults = copy.deepcopy(methods_config.get(block, {})) if block else {}
     if block and block not in methods_config:
         raise ConfigError(f"{path}: embedding '{eid}' uses method '{method}', but config has no 'methods.{block}' block")
-    unknown = set(overrides) - set(defaults) - COMMON_PARAMS
+    settable = (set(defaults) - {"variants"}) | COMMON_PARAMS  # presets are chosen with `preset:`, not set
+    unknown = set(overrides) - settable
     if block and unknown:
         raise ConfigError(
             f"{path}: embedding '{eid}': unknown parameter(s) {sorted(unknown)} for method '{method}'; "
-            f"allowed: {', '.join(sorted(set(defaults) | COMMON_PARAMS))}"
+            f"allowed: {', '.join(sorted(settable))}"
         )
     presets = defaults.pop("variants", {}) if block else {}
     if raw.get("preset"):
@@ -229,5 +236,72 @@ def _sweep(sid: str, raw: dict, path, config: dict) -> Sweep:
     return Sweep(sid, list(raw["bases"]), raw["param"], list(raw["values"]), linked, raw.get("fraction"), raw.get("description", ""))
 
 
+# Parameters of the post-processing methods, which have no config block: the step and its inputs
+# (the step's own hyper-parameters live in config `post`).
+POST_PARAMS_SCHEMA = {
+    "retrofit": {"type": "object", "additionalProperties": False, "required": ["kind", "lexicon"], "properties": {
+        "kind": {"enum": ["faruqui", "student-t"]},
+        "lexicon": {"type": "string"}}},
+    "artetxe": {"type": "object", "additionalProperties": False, "required": ["alpha"], "properties": {
+        "alpha": {"type": "number", "minimum": -1, "maximum": 1}}},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _param_validator(method: str):
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(_param_schema(method))
+
+
+@functools.lru_cache(maxsize=1)
+def _methods_schema() -> dict:
+    from staticvec.config import config_schema
+
+    return config_schema()["properties"]["methods"]["properties"]
+
+
+def _param_schema(method: str) -> dict:
+    """The JSON schema an entry's resolved parameters must satisfy: the method's config-block schema
+    (the same one that checks config `methods.<method>`, presets removed), or the post-processing one."""
+    if method in POST_PARAMS_SCHEMA:
+        return POST_PARAMS_SCHEMA[method]
+    block = METHODS[method]
+    if block is None:  # teacher_token / teacher_word / external: nothing to set
+        return {"type": "object", "additionalProperties": False, "properties": {}}
+    schema = copy.deepcopy(_methods_schema()[block])
+    schema.get("properties", {}).pop("variants", None)
+    schema["required"] = [k for k in schema.get("required", []) if k != "variants"]
+    if "dim" in schema.get("properties", {}):  # dim: teacher = the teacher's width (Workflow.params resolves it)
+        schema["properties"]["dim"] = {"anyOf": [schema["properties"]["dim"], {"const": "teacher"}]}
+    return schema
+
+
+def _param_problems(spec: EmbeddingSpec, config: dict) -> list[str]:
+    """Every problem of one entry's resolved parameters (types, ranges, enums, unknown keys), so that a
+    typo fails at plan time instead of in a job (after Snakemake has removed the previous output)."""
+    where = f"embedding '{spec.id}'" + (f" (sweep '{spec.sweep}')" if spec.sweep else "") + f", method {spec.method}"
+    problems = []
+    for error in sorted(_param_validator(spec.method).iter_errors(spec.params), key=lambda e: list(map(str, e.absolute_path))):
+        key = ".".join(map(str, error.absolute_path)) or "params"
+        if error.validator == "additionalProperties":
+            extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+            allowed = ", ".join(sorted(error.schema.get("properties", {}))) or "none"
+            problems.append(f"{where}: unknown parameter(s) {extra}; allowed: {allowed}")
+        else:
+            problems.append(f"{where}: params.{key} = {error.instance!r}: {error.message}")
+    if spec.method == "retrofit" and isinstance(spec.params.get("lexicon"), str):
+        lexicons = (config.get("post") or {}).get("lexicons") or {}
+        if spec.params["lexicon"] not in lexicons:
+            problems.append(f"{where}: params.lexicon = {spec.params['lexicon']!r} is not a lexicon of config post.lexicons "
+                            f"({', '.join(lexicons) or 'none'})")
+    if not 0 < spec.fraction <= 1:
+        problems.append(f"{where}: fraction = {spec.fraction!r} must be in (0, 1]")
+    teachers = (config.get("teacher") or {}).get("models") or {}
+    if spec.teacher is not None and teachers and spec.teacher not in teachers:
+        problems.append(f"{where}: teacher = {spec.teacher!r} is not a teacher of config teacher.models ({', '.join(teachers)})")
+    return problems
+
+
 def _uses_teacher(method: str) -> bool:
-    return method in {"semglove", "x2static", "bert_sg", "c2v", "teacher_token", "teacher_word", "ase"}
+    return method in {"semglove", "x2static", "bert_sg", "c2v", "teacher_token", "teacher_word", "ase", "model2vec"}

@@ -25,6 +25,19 @@ class CorpusInput:
     path: str  # the file the tokenize rule reads
     member: Member | None  # registry member (None for local files)
     kind: str  # "wikiextractor" or "pages-articles"
+    index: Member | None = None  # multistream dump index (a dump extracted in parts)
+    part: int | None = None  # which part of the dump (0-based), with ``parts`` in all
+    parts: int | None = None
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    """Whether a hub model's config.json is in the local Hugging Face cache."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+    except Exception:  # noqa: BLE001 - not a valid repo id, or no hub library: not cached
+        return False
 
 
 class Workflow:
@@ -45,6 +58,12 @@ class Workflow:
         self._tables = None
         self.figures_sheet = sheets.get("figures", "config/figures.yaml")
         self._figures = None
+        self.claims_sheet = sheets.get("claims", "config/claims.yaml")
+        self._claims = None
+        self._claimed = None
+        # which seeded embeddings train every seed: those a selected claim names (claims) or all of them
+        self.seeds_for = config.get("seeds_for", "claims")
+        self.seed_sweeps = bool(config.get("seed_sweeps", False))
         # torch rules ask the scheduler for a GPU (SLURM: --gpus=1) when the run is on GPUs
         self.use_gpu = config.get("device") == "cuda" or bool(config.get("teacher", {}).get("gpu"))
 
@@ -78,11 +97,31 @@ class Workflow:
         raise StaticvecError(f"{rel_path} is not a file of the resource registry")
 
     def check_resources(self, groups: list[str] | None = None) -> None:
-        """One error listing every needed input that is neither present nor downloadable."""
-        members = [i.member for i in self.corpus_inputs() if i.member is not None]
-        for gid in groups or []:
+        """One error listing every needed input that is neither present nor downloadable: the
+        corpus files and the registry groups ``groups`` (default: every group the targets read)."""
+        members = list({m.rel_path: m for i in self.corpus_inputs() for m in (i.member, i.index) if m is not None}.values())
+        for gid in self.input_groups() if groups is None else groups:
             members += self.registry.select(gid)
         check_available(members, self.mirror, self.download_dir, self.allow_download)
+
+    def input_groups(self) -> list[str]:
+        """Registry groups the run's targets read besides the corpus: the intrinsic evaluation
+        sets (every embedding is scored), the lexicons and WordNet when the sheet post-processes,
+        the tagging and classification data when a selected table needs them."""
+        from staticvec.evaluate.tagging.data import TASKS, task_data_location
+
+        groups = list(self.EVAL_GROUPS)
+        if self.sheet.ids("retrofit"):
+            groups += ["eval-lexicons", "eval-wordnet"]
+        sources = {self.tables[t]["source"] for t in self.selected("tables", list(self.tables))}
+        if "classification" in sources:
+            groups.append("eval-classification")
+        if "tagging" in sources:
+            for task in TASKS:
+                location = task_data_location(self.config, task, self)
+                if location is not None and location.resource_group:
+                    groups.append(location.resource_group)
+        return list(dict.fromkeys(groups))
 
     # ------------------------------------------------------------ corpus
     def corpus_inputs(self) -> list[CorpusInput]:
@@ -98,13 +137,69 @@ class Workflow:
                     raise StaticvecError(f"config key 'corpus.local_files': {pattern!r} matches no file")
                 inputs += [CorpusInput(_safe_id(Path(m).name), m, None, corpus["format"]) for m in matches]
         else:
+            parts = int(corpus.get("dump_parts", 1))
             for member in self.registry.select(corpus["source"], corpus.get("members")):
-                inputs.append(CorpusInput(_safe_id(member.name), self.resource_path(member), member, corpus["format"]))
+                if corpus["format"] == "pages-articles" and parts > 1:
+                    index = self._dump_index(corpus["source"], member)
+                    inputs += [CorpusInput(f"{_safe_id(member.name)}-part{k:04d}", self.resource_path(member), member,
+                                           corpus["format"], index, k, parts) for k in range(parts)]
+                else:
+                    inputs.append(CorpusInput(_safe_id(member.name), self.resource_path(member), member, corpus["format"]))
         ids = [i.id for i in inputs]
         if len(set(ids)) != len(ids):
             raise StaticvecError("corpus inputs have clashing names; rename the local files")
         self._corpus_inputs = inputs
         return inputs
+
+    def _dump_index(self, group: str, dump: Member) -> Member:
+        """The multistream index published beside a dump (``…-multistream.xml.bz2`` ->
+        ``…-multistream-index.txt.bz2``): it locates the bz2 streams that a dump part reads."""
+        name = re.sub(r"\.xml\.bz2$", "-index.txt.bz2", dump.name)
+        members = {m.name: m for m in self.registry.select(group)}
+        if name == dump.name or name not in members:
+            raise StaticvecError(
+                f"config key 'corpus.dump_parts' = {self.config['corpus']['dump_parts']}: extracting {dump.name} in parts needs "
+                f"its multistream index '{name}' as a member of registry entry '{group}' (or set dump_parts: 1)")
+        return members[name]
+
+    def extract_inputs(self, input_id: str) -> dict:
+        """What the extract job of a dump (part) reads: the dump, and the index for a part."""
+        item = self.corpus_input(input_id)
+        inputs = {"dump": item.path}
+        if item.index is not None:
+            inputs["index"] = self.resource_path(item.index)
+        return inputs
+
+    def extract_flags(self, input_id: str) -> str:
+        item = self.corpus_input(input_id)
+        if item.index is None:
+            return ""
+        import shlex
+
+        return f"--index {shlex.quote(self.resource_path(item.index))} --part {item.part} --parts {item.parts}"
+
+    # Throughput of the corpus jobs per process in MB/s of compressed input (the bz2 dump for
+    # extraction, the extracted bz2/xz text for tokenization): about a third of what was measured on
+    # the sample dump (2026-11-24, one process: extraction 1.75, spaCy tokenization 0.37), so that a
+    # slower cluster core still fits the declared SLURM runtime. The rules pass input.size_mb, which
+    # makes Snakemake evaluate the runtime once the input exists.
+    EXTRACT_MB_PER_S = 0.6
+    TOKENIZE_MB_PER_S = 0.12
+
+    def extract_runtime(self, input_id: str, input_mb: float) -> int:
+        """Minutes of an extract job (SLURM runtime): its part of the dump at EXTRACT_MB_PER_S per process."""
+        item = self.corpus_input(input_id)
+        path = Path(item.path)
+        mb = (path.stat().st_size / 2**20 if path.is_file() else input_mb) / (item.parts or 1)
+        processes = int(self.config["corpus"].get("extract_processes", 1))
+        return int(15 + mb / (self.EXTRACT_MB_PER_S * processes) / 60)
+
+    def tokenize_runtime(self, input_id: str, input_mb: float) -> int:
+        """Minutes of a tokenize job (one process) from the compressed size of what it reads."""
+        source = Path(self.tokenize_source(input_id))
+        if source.is_dir():  # an extracted dump (part): its files
+            input_mb = sum(p.stat().st_size for p in source.rglob("*") if p.is_file()) / 2**20
+        return int(15 + input_mb / self.TOKENIZE_MB_PER_S / 60)
 
     def corpus_input(self, input_id: str) -> CorpusInput:
         for item in self.corpus_inputs():
@@ -219,11 +314,22 @@ class Workflow:
 
     def seeds(self, emb: str) -> list[int]:
         """Seeds an embedding is trained with (deterministic methods: the first seed only;
-        post-processing: its base's)."""
+        post-processing: its base's). With ``seeds_for: claims`` (default) only the embeddings a
+        selected claim names (and what they are post-processed from; sweep points only with
+        ``seed_sweeps``) train every seed, the others the first."""
         spec = self.spec(emb)
         if spec.base:
             return self.seeds(spec.base)
-        return self.all_seeds if spec.seeded else self.all_seeds[:1]
+        if not spec.seeded:
+            return self.all_seeds[:1]
+        if self.seeds_for == "all" or emb in self.claimed_embeddings():
+            return self.all_seeds
+        return self.all_seeds[:1]
+
+    def is_random(self, emb: str) -> bool:
+        """Whether the embedding's vectors depend on the training seed (seeds() gives one run per seed)."""
+        spec = self.spec(emb)
+        return self.is_random(spec.base) if spec.base else spec.seeded
 
     def embedding(self, emb: str, seed="{seed}") -> str:
         return f"{self.results_dir}/embeddings/{emb}/seed{seed}/vectors.bin"
@@ -255,6 +361,38 @@ class Workflow:
             return self.config["teacher"]["models"][teacher_id]
         except KeyError:
             raise StaticvecError(f"teacher {teacher_id!r} is not in config teacher.models") from None
+
+    def teachers_used(self) -> list[str]:
+        """Teacher ids the run reads: the sheet's teacher-based entries, SemGloVe's builders, the default."""
+        used = [self.config["teacher"]["default"]]
+        used += [spec.teacher for spec in self.sheet.entries.values() if spec.teacher]
+        if self.sheet.ids("semglove") and (self.config.get("cooc", {}).get("semglove", {}) or {}).get("teacher"):
+            used.append(self.config["cooc"]["semglove"]["teacher"])
+        return list(dict.fromkeys(used))
+
+    def check_teachers(self) -> None:
+        """One error naming every teacher that cannot be loaded as configured, before any job runs:
+        a local path that does not exist, or (teacher.offline: true) a hub name not in the local cache."""
+        from staticvec.teacher.load import resolve_teacher
+
+        offline = bool(self.config["teacher"].get("offline", True))
+        problems = []
+        for tid in self.teachers_used():
+            model = self.teacher_model(tid)
+            where = f"config key 'teacher.models.{tid}' = {model!r}"
+            try:
+                source = resolve_teacher(model)
+            except StaticvecError as exc:
+                problems.append(f"{where}: {exc}")
+                continue
+            if source.local:
+                continue
+            if offline and not _in_hub_cache(model):
+                problems.append(f"{where}: not a local directory and not in the Hugging Face cache "
+                                "(HF_HOME), and teacher.offline is true: download it once (teacher.offline: false) "
+                                "or set the model to a local directory")
+        if problems:
+            raise StaticvecError("teachers that cannot be loaded:\n  - " + "\n  - ".join(problems))
 
     def teacher_width(self, teacher_id: str) -> int:
         from staticvec.teacher.plan import teacher_traits
@@ -465,8 +603,24 @@ class Workflow:
 
     @property
     def run_manifest(self) -> str:
-        """Provenance of the run (config hash, commit, corpus, teachers, seeds): every table's caption."""
+        """The run's full record (whole config and its hash, commit, corpus, teachers, seeds, training
+        modes): a leaf of the DAG, remade on any config change without touching what it describes."""
         return f"{self.results_dir}/manifest.json"
+
+    @property
+    def provenance_file(self) -> str:
+        """What every table's and figure's caption says of the run (corpus, teacher, seeds, code
+        version): it depends on those settings only, so an unrelated config change reruns no table."""
+        return f"{self.results_dir}/provenance.json"
+
+    def provenance_args(self) -> str:
+        import shlex
+
+        teacher_cfg = self.config.get("teacher", {})
+        default = teacher_cfg.get("default")
+        teacher = f"{default} ({teacher_cfg.get('models', {}).get(default, default)})" if default else ""
+        seeds = " ".join(str(s) for s in self.config.get("seeds") or [])
+        return f"--teacher {shlex.quote(teacher)}" + (f" --seeds {seeds}" if seeds else "")
 
     # ------------------------------------------------------------ figures
     @property
@@ -517,7 +671,7 @@ class Workflow:
 
     def figure_inputs(self, figure_id: str) -> dict:
         entry = self.figure_entry(figure_id)
-        inputs = {"sheet": self.figures_sheet, "manifest": self.run_manifest,
+        inputs = {"sheet": self.figures_sheet, "manifest": self.provenance_file,
                   "results": list(dict.fromkeys(path for _, path in self.figure_results(figure_id)))}
         if entry.get("x") == "tokens":
             inputs["corpus"] = self.manifest
@@ -600,10 +754,80 @@ class Workflow:
     def summary_targets(self) -> list[str]:
         return [self.summary_file("md")] if (self.config.get("targets") or {}).get("summary", True) else []
 
+    # ------------------------------------------------------------ claims
+    @property
+    def claims_spec(self) -> dict:
+        """The claims sheet, checked against the embeddings sheet, the protocols and the tables sheet
+        (an empty sheet when the config names none and config/claims.yaml does not exist)."""
+        if self._claims is None:
+            from staticvec.report.claims import load_claims_spec
+
+            path = resolve_path(self.claims_sheet, self.root)
+            if not path.exists() and "claims" not in self.config.get("sheets", {}):
+                self._claims = {"claims": {}, "defaults": {}}
+            else:
+                protocols = (self.config.get("evaluation") or {}).get("protocols")
+                self._claims = load_claims_spec(path, self.sheet.ids(), protocols, self.tables)
+        return self._claims
+
+    def selected_claims(self) -> list[str]:
+        return self.selected("claims", list(self.claims_spec["claims"]))
+
+    def claimed_embeddings(self) -> set[str]:
+        """Embeddings the selected claims name, with what they are post-processed from; sweep points
+        only with ``seed_sweeps`` (the papers' curves may stay at one seed)."""
+        if self._claimed is None:
+            from staticvec.report.claims import claimed_embeddings
+
+            named = claimed_embeddings(self.claims_spec, self.sheet.ids(), set(self.selected_claims()))
+            named = [e for e in named if e in self.sheet and (self.seed_sweeps or self.sheet[e].sweep is None)]
+            self._claimed = set(self.sheet.closure(named))
+        return self._claimed
+
+    def claims_file(self, suffix: str = "md") -> str:
+        return f"{self.results_dir}/tables/claims.{suffix}"
+
+    def claims_results(self) -> list[tuple[str, str]]:
+        """(key, file) pairs the claims read: PROTOCOL/ID/SEED (every seed of every intrinsic result a
+        claim can use), tagging/ID, classification/ID."""
+        from staticvec.report.claims import claim_refs, expand_ref
+
+        pairs = []
+        for cid in self.selected_claims():
+            claim = self.claims_spec["claims"][cid]
+            source = claim.get("source", "intrinsic")
+            for ref in claim_refs(claim):
+                for emb in expand_ref(ref, self.sheet.ids()):
+                    if source == "intrinsic":
+                        pairs += [(f"{claim['protocol']}/{emb}/{s}", self.intrinsic_result(emb, s, claim["protocol"]))
+                                  for s in self.seeds(emb)]
+                    elif source == "tagging":
+                        rid = self.contextual_id if emb == CONTEXTUAL else emb
+                        pairs.append((f"tagging/{emb}", self.tagging_result(rid)))
+                    else:
+                        pairs.append((f"classification/{emb}", self.classification_result(emb)))
+        return list(dict.fromkeys(pairs))
+
+    def claims_args(self) -> str:
+        import shlex
+
+        named = {key.split("/")[1] for key, _ in self.claims_results()}
+        random = sorted(e for e in named if e in self.sheet and self.is_random(e))
+        return shlex.join(["--random", json.dumps(random), "--select", json.dumps(self.selected_claims()),
+                           "--contextual-id", self.contextual_id,
+                           *(f"{key}={path}" for key, path in self.claims_results())])
+
+    def summary_claims(self) -> list[str]:
+        """The claims' verdicts the summary's first lines count (none when no claim is selected)."""
+        return [self.claims_file("json")] if self.selected_claims() else []
+
+    def claims_targets(self) -> list[str]:
+        return [self.claims_file("md")] if self.selected_claims() else []
+
     # ------------------------------------------------------------ targets
     def final_targets(self) -> list[str]:
         return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets(), *self.figure_targets(),
-                *self.summary_targets()]
+                *self.summary_targets(), *self.claims_targets()]
 
 
 def _safe_id(name: str) -> str:

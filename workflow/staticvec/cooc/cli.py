@@ -31,7 +31,7 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("merge", help="merge stores (e.g. one per corpus shard) into one, summing counts")
     p.add_argument("inputs", nargs="+", help="stores over the same vocabulary")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="merged co-occurrence store to write")
     _memory_args(p, default_gb=2.0)
     p.add_argument("--no-verify", action="store_true", help="skip the inputs' checksum verification")
     p.set_defaults(handler=_cli_merge)
@@ -49,8 +49,8 @@ def register(subparsers) -> None:
     p.add_argument("store")
     p.add_argument("--verify", action="store_true", help="check the records' checksum")
     p.add_argument("--vocab", help="vocabulary file (needed for --pair)")
-    p.add_argument("--min-count", type=int, default=1)
-    p.add_argument("--max-vocab", type=int, default=None)
+    p.add_argument("--min-count", type=int, default=1, help="vocabulary: keep words seen at least this often (default 1)")
+    p.add_argument("--max-vocab", type=int, default=None, help="vocabulary: at most this many words (default: no cap)")
     p.add_argument("--pair", nargs=2, action="append", metavar=("WORD", "CONTEXT"), default=[], help="print X[word, context]")
     p.set_defaults(handler=_cli_info)
 

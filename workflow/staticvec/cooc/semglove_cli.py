@@ -38,12 +38,14 @@ def register(sub) -> None:
     rec = p.add_argument_group("teacher pass (--shard only)")
     rec.add_argument("--mlm-head", default=None, help="fitted MLM head (teachers without one)")
     rec.add_argument("--mlm-topk", type=int, default=11, help="predictions kept per piece (2S+1)")
-    rec.add_argument("--mlm-mode", choices=["masked", "unmasked", "auto"], default="auto")
-    rec.add_argument("--device", default="auto")
-    rec.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
-    rec.add_argument("--max-length", type=int, default=None)
-    rec.add_argument("--batch-tokens", type=int, default=8192)
-    rec.add_argument("--part-sentences", type=int, default=4096)
+    rec.add_argument("--mlm-mode", choices=["masked", "unmasked", "auto"], default="auto",
+                     help="MLM predictions with the word masked (paper) or unmasked (released code); auto: masked for a shipped head")
+    rec.add_argument("--device", default="auto", help="torch device of the teacher (auto: CUDA when available)")
+    rec.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                     help="teacher compute precision (auto: the teacher stage's policy)")
+    rec.add_argument("--max-length", type=int, default=None, help="longest teacher input in pieces (default: the model's)")
+    rec.add_argument("--batch-tokens", type=int, default=8192, help="pieces per teacher batch (default 8192)")
+    rec.add_argument("--part-sentences", type=int, default=4096, help="sentences per resumable part file (default 4096)")
     _memory_args(p, 2.0)
     p.set_defaults(handler=_cli_semglove)
 
@@ -51,19 +53,19 @@ def register(sub) -> None:
     p.add_argument("pieces", help="merged MLM piece store (staticvec cooc semglove --mlm …, then merge)")
     _vocab_args(p)
     p.add_argument("--teacher", required=True, help="teacher spec (its tokenizer spells the words)")
-    p.add_argument("--online", action="store_true")
+    p.add_argument("--online", action="store_true", help="map pieces to words while reading (no piece store on disk)")
     p.add_argument("--gate", default=None, metavar="WINDOW_STORE",
                    help="released code: keep pairs with a window count ≥ --gate-min (plus single-piece word pairs)")
-    p.add_argument("--gate-min", type=float, default=1.0)
-    p.add_argument("--memory-gb", type=float, default=2.0)
-    p.add_argument("--out", required=True)
+    p.add_argument("--gate-min", type=float, default=1.0, help="keep MLM word pairs whose window count is at least this (with a gate)")
+    p.add_argument("--memory-gb", type=float, default=2.0, help="memory of the in-memory runs before spilling (default 2)")
+    p.add_argument("--out", required=True, help="co-occurrence store to write")
     p.set_defaults(handler=_cli_words)
 
     p = sub.add_parser("restrict", help="one store's values on another store's pairs (SemGloVe_sdR)")
     p.add_argument("--values", required=True, help="store giving the values (GloVe's window counts)")
     p.add_argument("--pairs", required=True, help="store giving the pairs (SemGloVe_sd)")
-    p.add_argument("--memory-gb", type=float, default=2.0)
-    p.add_argument("--out", required=True)
+    p.add_argument("--memory-gb", type=float, default=2.0, help="memory of the in-memory runs before spilling (default 2)")
+    p.add_argument("--out", required=True, help="co-occurrence store to write")
     p.set_defaults(handler=_cli_restrict)
 
     p = sub.add_parser("pair-counts", help="X_ij of listed word pairs in several stores (SemGloVe Table 5)")
@@ -72,15 +74,15 @@ def register(sub) -> None:
     _vocab_args(p)
     pairs = p.add_mutually_exclusive_group(required=True)
     pairs.add_argument("--paper-table", help="transcribed paper table with word1/word2 columns (its rows are the pairs)")
-    pairs.add_argument("--pair", nargs=2, action="append", metavar=("WORD1", "WORD2"))
+    pairs.add_argument("--pair", nargs=2, action="append", metavar=("WORD1", "WORD2"), help="a word pair to count (repeatable)")
     p.add_argument("--out", required=True, help="result JSON ({'results': {pair: {store: {'score': X, …}}}})")
     p.set_defaults(handler=_cli_pair_counts)
 
 
 def _vocab_args(p) -> None:
     p.add_argument("--vocab", required=True, help="vocabulary file (the features' and stores' word ids)")
-    p.add_argument("--min-count", type=int, default=1)
-    p.add_argument("--max-vocab", type=int, default=None)
+    p.add_argument("--min-count", type=int, default=1, help="vocabulary: keep words seen at least this often (default 1)")
+    p.add_argument("--max-vocab", type=int, default=None, help="vocabulary: at most this many words (default: no cap)")
 
 
 def _memory_args(p, default_gb: float) -> None:

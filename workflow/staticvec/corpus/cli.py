@@ -12,17 +12,25 @@ def register(subparsers) -> None:
     p = sub.add_parser("extract-dump", help="clean a pages-articles XML dump (.bz2) with wikiextractor")
     p.add_argument("dump")
     p.add_argument("--out", required=True, help="output directory of <doc> files")
-    p.add_argument("--processes", type=int, default=1)
+    p.add_argument("--processes", type=int, default=1, help="WikiExtractor worker processes (default 1)")
+    p.add_argument("--index", default=None,
+                   help="the multistream dump's index (offset:page_id:title); with --part/--parts, extract one part")
+    p.add_argument("--part", type=int, default=None, help="which part to extract (0-based; needs --index and --parts)")
+    p.add_argument("--parts", type=int, default=None, help="number of equal-size parts the dump's page streams are split into")
     p.set_defaults(handler=_extract_dump)
 
     p = sub.add_parser("tokenize", help="split and tokenize one WikiExtractor file (or extracted-dump directory)")
     p.add_argument("source")
     p.add_argument("--out", required=True, help="tokenized shard (.tsv.gz)")
     p.add_argument("--stats", required=True, help="JSON counts of the tokenized file")
-    p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True)
-    p.add_argument("--keep-punctuation", action=argparse.BooleanOptionalAction, default=True)
-    p.add_argument("--min-sentence-tokens", type=int, default=10)
-    p.add_argument("--max-sentence-tokens", type=int, default=40)
+    p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True,
+                   help="lower-case the tokens (default; the papers' vocabularies are uncased)")
+    p.add_argument("--keep-punctuation", action=argparse.BooleanOptionalAction, default=True,
+                   help="keep punctuation tokens (default, as GloVe's and word2vec's corpora do)")
+    p.add_argument("--min-sentence-tokens", type=int, default=10,
+                   help="shortest training sentence in tokens (default 10; shorter ones are kept with keep=0)")
+    p.add_argument("--max-sentence-tokens", type=int, default=40,
+                   help="longest training sentence in tokens (default 40)")
     p.add_argument("--split-hyphens", action=argparse.BooleanOptionalAction, default=False,
                    help="split intra-word hyphens (spaCy default); off keeps 'self-governed' whole")
     p.add_argument("--min-paragraph-sentences", type=int, default=0,
@@ -35,18 +43,19 @@ def register(subparsers) -> None:
     p = sub.add_parser("prepare", help="apply the token budget, deal paragraphs into equal shards, count words")
     p.add_argument("--tokenized", nargs="+", required=True, help="tokenized files, in corpus order")
     p.add_argument("--stats", nargs="+", required=True, help="their stats JSON files, same order")
-    p.add_argument("--out-dir", required=True)
-    p.add_argument("--shards", type=int, required=True)
+    p.add_argument("--out-dir", required=True, help="directory of the shards (NNNNN.tsv.gz) and manifest.json")
+    p.add_argument("--shards", type=int, required=True,
+                   help="number of equal shards (corpus fractions k/shards are exact)")
     p.add_argument("--max-tokens", type=int, default=None, help="token budget (default: everything)")
     p.add_argument("--min-count", type=int, default=5, help="for the vocabulary size in the manifest")
     p.add_argument("--describe", default="{}", help="JSON description of the source recorded in the manifest")
     p.set_defaults(handler=_prepare)
 
     p = sub.add_parser("vocab", help="vocabulary (word TAB count) from count files, with min count and max size")
-    p.add_argument("--counts", nargs="+", required=True)
-    p.add_argument("--min-count", type=int, required=True)
-    p.add_argument("--max-size", type=int, default=None)
-    p.add_argument("--out", required=True)
+    p.add_argument("--counts", nargs="+", required=True, help="per-shard word counts to add up")
+    p.add_argument("--min-count", type=int, required=True, help="keep words seen at least this often")
+    p.add_argument("--max-size", type=int, default=None, help="keep at most this many words, most frequent first (default: no cap)")
+    p.add_argument("--out", required=True, help="vocabulary file to write (word TAB count)")
     p.set_defaults(handler=_vocab)
 
     p = sub.add_parser("restrict-embeddings",
@@ -60,8 +69,11 @@ def register(subparsers) -> None:
 def _extract_dump(args) -> int:
     from staticvec.corpus.sources import extract_dump
 
-    files = extract_dump(args.dump, args.out, processes=args.processes)
-    print(f"{args.dump}: {len(files)} file(s) of articles in {args.out}")
+    if (args.index is None) != (args.part is None) or (args.part is None) != (args.parts is None):
+        raise SystemExit("staticvec corpus extract-dump: --index, --part and --parts go together")
+    files = extract_dump(args.dump, args.out, processes=args.processes, index=args.index, part=args.part, parts=args.parts)
+    what = f" (part {args.part} of {args.parts})" if args.part is not None else ""
+    print(f"{args.dump}{what}: {len(files)} file(s) of articles in {args.out}")
     return 0
 
 

@@ -22,7 +22,8 @@ def register(subparsers) -> None:
     p.add_argument("--vectors", required=True, help="input embedding file")
     p.add_argument("--vectors-format", choices=FORMATS, help="input format (default: from the file name)")
     p.add_argument("--lexicon", required=True, action="append", help="lexicon file (repeat to merge several)")
-    p.add_argument("--method", choices=("faruqui", "student-t"), default="faruqui")
+    p.add_argument("--method", choices=("faruqui", "student-t"), default="faruqui",
+                   help="Faruqui et al. retrofitting (default) or Context-to-Vec's Student-t graph retrofitting")
     p.add_argument("--iterations", type=int, default=10, help="sweeps over the graph (released code: 10)")
     p.add_argument("--alpha", type=float, help="weight of the original vector (default: faruqui 1, student-t 0.5)")
     p.add_argument("--beta", type=float, help="total weight of the neighbours (default: faruqui 1 (= 1/degree per edge), student-t 0.5)")

@@ -12,8 +12,16 @@ def register(subparsers) -> None:
     p = sub.add_parser("manifest", help="provenance of the run: config hash, commit, corpus, teachers, seeds, date")
     p.add_argument("--config-json", required=True, help="the workflow's merged config, as JSON")
     p.add_argument("--corpus-manifest", required=True, help="<results>/corpus/manifest.json")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="run manifest JSON to write")
     p.set_defaults(handler=_manifest)
+
+    p = sub.add_parser("provenance", help="what the tables' and figures' captions say of the run: corpus, teacher, "
+                                          "seeds, code version (depends on those settings only)")
+    p.add_argument("--corpus-manifest", required=True, help="<results>/corpus/manifest.json")
+    p.add_argument("--teacher", default="", help="the default teacher, as 'id (model)'")
+    p.add_argument("--seeds", type=int, nargs="*", default=None, help="the run's seeds")
+    p.add_argument("--out", required=True, help="provenance JSON to write")
+    p.set_defaults(handler=_provenance)
 
     p = sub.add_parser("figure", help="draw one figure of the report sheet (PDF + PNG + manifest)")
     p.add_argument("results", nargs="*", metavar="ID=FILE",
@@ -25,8 +33,8 @@ def register(subparsers) -> None:
     p.add_argument("--sweep", help="curves/bars: the sweep's definition as JSON (id, bases, param, values, linked)")
     p.add_argument("--corpus-manifest", help="the corpus manifest (x: tokens)")
     p.add_argument("--attention", help="attention figures: the attention dump (JSON)")
-    p.add_argument("--out-pdf", required=True)
-    p.add_argument("--out-png", required=True)
+    p.add_argument("--out-pdf", required=True, help="figure as PDF")
+    p.add_argument("--out-png", required=True, help="figure as PNG (for the HTML report)")
     p.add_argument("--out-manifest", help="default: <out-pdf without .pdf>.manifest.json")
     p.add_argument("--root", default=".", help="repository root the sheet's word lists are relative to")
     p.set_defaults(handler=_figure)
@@ -37,11 +45,29 @@ def register(subparsers) -> None:
     p.add_argument("--spec", default="config/figures.yaml", help="the report sheet (its summary block)")
     p.add_argument("--rows", required=True, help='JSON list of {"id": ..., "method": ...}: the rows, in order')
     p.add_argument("--manifest", help="the run manifest (caption)")
-    p.add_argument("--out-csv", required=True)
-    p.add_argument("--out-md", required=True)
+    p.add_argument("--out-csv", required=True, help="summary as CSV")
+    p.add_argument("--out-md", required=True, help="summary as Markdown")
     p.add_argument("--out-html", help="also an HTML page (shown inline by snakemake --report)")
-    p.add_argument("--root", default=".")
+    p.add_argument("--claims", help="the claims' verdicts (tables/claims.json): one count line per paper on top")
+    p.add_argument("--root", default=".", help="repository root the paper tables are read from (default .)")
     p.set_defaults(handler=_summary)
+
+    p = sub.add_parser("claims", help="decide the papers' claims (config/claims.yaml) from this run's results: "
+                                      "per-seed paired differences, 95 %% intervals, holds / fails / undecided")
+    p.add_argument("results", nargs="*", metavar="KEY=RESULT.json",
+                   help="PROTOCOL/ID/SEED=FILE (intrinsic, one per seed), tagging/ID=FILE, classification/ID=FILE")
+    p.add_argument("--spec", default="config/claims.yaml", help="the claims sheet")
+    p.add_argument("--tables", default="config/tables.yaml", help="the tables sheet (the papers' printed numbers)")
+    p.add_argument("--random", help="JSON list of the embedding ids whose intrinsic results depend on the seed "
+                                    "(the others are deterministic: one value for every seed)")
+    p.add_argument("--select", help="JSON list of the claim ids to decide (default: all)")
+    p.add_argument("--contextual-id", help="result id of tagging claims' `contextual` (contextual-<teacher>)")
+    p.add_argument("--manifest", help="the run manifest (caption)")
+    p.add_argument("--out-md", required=True, help="claims table as Markdown")
+    p.add_argument("--out-csv", required=True, help="claims table as CSV")
+    p.add_argument("--out-json", required=True, help="verdicts and numbers (the summary and the reference manifest read it)")
+    p.add_argument("--root", default=".", help="repository root the sheets' paths are relative to")
+    p.set_defaults(handler=_claims)
 
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
                                          "wall times (results/reference/)")
@@ -64,6 +90,27 @@ def register(subparsers) -> None:
     p.set_defaults(handler=_pick_layer)
 
 
+def _caption_fields(corpus: dict, teacher: str | None) -> dict:
+    """The keys the table builder's and figures' captions read."""
+    source = corpus.get("description", {}).get("source")
+    return {"corpus": ", ".join(source) if isinstance(source, list) else source,
+            "tokens": corpus.get("totals", {}).get("tokens"), "teacher": teacher}
+
+
+def _provenance(args) -> int:
+    from staticvec.files import read_json, write_json
+    from staticvec.report.provenance import caption, provenance
+
+    corpus = read_json(args.corpus_manifest)
+    teacher = args.teacher or None
+    record = provenance(None, corpus, teacher=teacher, seeds=args.seeds)
+    record.update(_caption_fields(corpus, teacher))
+    record["provenance_caption"] = caption(record)
+    write_json(args.out, record)
+    print(record["provenance_caption"])
+    return 0
+
+
 def _manifest(args) -> int:
     from staticvec.files import read_json, write_json
     from staticvec.report.provenance import caption, provenance, training_modes
@@ -74,13 +121,8 @@ def _manifest(args) -> int:
     default = teacher_cfg.get("default")
     teacher = f"{default} ({teacher_cfg.get('models', {}).get(default, default)})" if default else None
     record = provenance(config, corpus, teacher=teacher)
-    desc = corpus.get("description", {})
-    source = desc.get("source")
     record.update({
-        # the keys the table builder's caption reads
-        "corpus": ", ".join(source) if isinstance(source, list) else source,
-        "tokens": corpus.get("totals", {}).get("tokens"),
-        "teacher": teacher,
+        **_caption_fields(corpus, teacher),
         "teachers": teacher_cfg.get("models", {}),
         "training": training_modes(config),  # threads and determinism per method (same seed, same vectors?)
     })
@@ -102,6 +144,14 @@ def _summary(args) -> int:
     from staticvec.report.summary import write_summary_from_args
 
     write_summary_from_args(args)
+    return 0
+
+
+def _claims(args) -> int:
+    from staticvec.report.claims import counts, counts_lines, write_claims_from_args
+
+    records = write_claims_from_args(args)
+    print("\n".join(counts_lines(counts(records))))
     return 0
 
 

@@ -464,6 +464,19 @@ def attention_matrix(data: dict, sentence: str | None = None) -> tuple[list[str]
     return list(words), matrix
 
 
+def attention_dropped(data: dict, sentence: str | None = None) -> list[str]:
+    """Words of the sentence the dump leaves out (not in the student's vocabulary), in order."""
+    if "sentences" in data:
+        data = next((e for e in data["sentences"] if sentence is None or e.get("sentence") == sentence), {})
+    return [str(w) for w in data.get("dropped") or []]
+
+
+def _pair_column_names(entry: dict) -> tuple[str, str]:
+    """Legend names of a pair list's two columns (figure sheet `pair_labels`, default first/second word)."""
+    names = entry.get("pair_labels") or ["first word of a pair", "second word of a pair"]
+    return str(names[0]), str(names[1])
+
+
 # ------------------------------------------------------------------ drawing
 
 
@@ -598,6 +611,15 @@ def draw_tsne(panels: dict, entry: dict, labels=None):
             ax.set_zticks([])
     if not by_pairs and groups:
         fig.legend(loc="upper right", fontsize=7, ncol=1)
+    elif by_pairs:
+        # what the colours and lines mean: the pair list's first / second column, and a pair
+        from matplotlib.lines import Line2D
+
+        first, second = _pair_column_names(entry)
+        handles = [Line2D([], [], marker="o", linestyle="", color=_COLOURS[0], label=first),
+                   Line2D([], [], marker="o", linestyle="", color=_COLOURS[1], label=second),
+                   Line2D([], [], color="0.6", linewidth=0.8, label="one pair")]
+        fig.legend(handles=handles, loc="upper right", fontsize=7, ncol=1)
     fig.suptitle(entry["title"], fontsize=10)
     return fig, {}
 
@@ -626,9 +648,13 @@ def draw_attention(words: list[str], matrix: np.ndarray, entry: dict):
 
 
 def add_caption(fig, lines: list[str], width: int = 130) -> None:
-    """Write the caption lines under the figure (they are kept by ``bbox_inches='tight'``)."""
+    """Write the caption lines under everything drawn (axis labels and rotated tick labels included),
+    so that they never overlap; ``bbox_inches='tight'`` keeps them in the saved file."""
     text = "\n".join(textwrap.fill(line, width) for line in lines if line)
-    fig.text(0.01, -0.01, text, ha="left", va="top", fontsize=6.5, family="sans-serif")
+    fig.canvas.draw()  # lay out the text so that its extent is known
+    renderer = fig.canvas.get_renderer()
+    lowest = min([0.0] + [ax.get_tightbbox(renderer).y0 / fig.bbox.height for ax in fig.axes])
+    fig.text(0.01, lowest - 0.02, text, ha="left", va="top", fontsize=6.5, family="sans-serif")
 
 
 # ------------------------------------------------------------------ one figure
@@ -710,14 +736,17 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
             raise StaticvecError(f"figure {fid}: no attention dump given (--attention)")
         raw = json.loads(Path(attention).read_text(encoding="utf-8")) if not isinstance(attention, dict) else attention
         words, matrix = attention_matrix(raw, entry["sentence"])
-        data = {"words": words, "weights": [[None if math.isnan(v) else v for v in row] for row in matrix.tolist()]}
+        dropped = attention_dropped(raw, entry["sentence"])
+        data = {"words": words, "weights": [[None if math.isnan(v) else v for v in row] for row in matrix.tolist()],
+                "dropped": dropped}
         fig, _ = draw_attention(words, matrix, entry)
         used.update({"embedding": entry["embedding"], "sentence": entry["sentence"],
                      "attention": None if isinstance(attention, dict) else str(attention),
                      "seed": _seed_of(None if isinstance(attention, dict) else str(attention))})
         seed = f" (seed {used['seed']})" if used["seed"] is not None else ""
         ours = (f"Ours: a_j of {entry['embedding']}{seed} for \"{entry['sentence']}\"; "
-                "grey: outside the window or the centre word.")
+                "grey: outside the window or the centre word."
+                + (f" Not in the vocabulary, so not shown: {', '.join(dropped)}." if dropped else ""))
     else:  # pragma: no cover - the schema allows no other kind
         raise StaticvecError(f"figure {fid}: unknown kind {kind!r}")
     made = manifest.get("provenance_caption")

@@ -35,13 +35,15 @@ def git_commit(root: str | Path = ".") -> str:
     return commit + ("+dirty" if dirty else "")
 
 
-def provenance(config: dict, corpus_manifest: dict | None = None, teacher: str | None = None,
+def provenance(config: dict | None, corpus_manifest: dict | None = None, teacher: str | None = None,
                seeds: list[int] | None = None, extra: dict | None = None) -> dict:
+    """The record of how something was made; ``config`` None: without the config hash (a table's
+    provenance, which must not change with settings the table does not read)."""
     totals = (corpus_manifest or {}).get("totals", {})
     desc = (corpus_manifest or {}).get("description", {})
     import numpy
     record = {
-        "config_hash": config_hash(config),
+        "config_hash": config_hash(config) if config is not None else None,
         "git_commit": git_commit(),
         "staticvec": __version__,
         "corpus_stats": {
@@ -52,7 +54,7 @@ def provenance(config: dict, corpus_manifest: dict | None = None, teacher: str |
             "min_count": totals.get("min_count"),
         },
         "teacher": teacher,
-        "seeds": seeds if seeds is not None else config.get("seeds"),
+        "seeds": seeds if seeds is not None else (config or {}).get("seeds"),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
@@ -93,7 +95,8 @@ def caption(record: dict) -> str:
     seeds = record.get("seeds")
     if seeds:
         parts.append(f"seeds {','.join(map(str, seeds))}")
-    parts.append(f"config {record['config_hash']}")
+    if record.get("config_hash"):
+        parts.append(f"config {record['config_hash']}")
     parts.append(f"commit {record['git_commit']}")
     parts.append(record["date"][:10])
     return "; ".join(parts)

@@ -18,7 +18,7 @@ from staticvec.errors import InputFileError
 from staticvec.files import atomic_open, read_json, write_json
 
 # what a reader of results/reference/ needs; big artefacts (vectors, features, stores) never go there
-PUBLISHED = ("tables/**/*.md", "tables/**/*.csv", "tables/**/*.html", "figures/**/*.pdf",
+PUBLISHED = ("tables/**/*.md", "tables/**/*.csv", "tables/**/*.html", "tables/claims.json", "figures/**/*.pdf",
              "figures/**/*.png", "figures/**/*.manifest.json", "manifest.json", "corpus/manifest.json")
 
 
@@ -105,6 +105,10 @@ def publish(run: str | Path, out: str | Path) -> dict:
     timings = stage_timings(run / "benchmarks")
     manifest = read_json(manifest_path)
     manifest["timings"] = timings
+    claims = run / "tables" / "claims.json"
+    if claims.exists():  # the claims' verdicts (the run manifest is an input of the claims rule, so they land here)
+        verdicts = read_json(claims)
+        manifest["claims"] = {"counts": verdicts["counts"], "verdicts": verdicts["verdicts"]}
     manifest["published"] = sorted(copied)
     write_json(out / "manifest.json", manifest)
     with atomic_open(out / "timings.md") as fh:

@@ -135,18 +135,27 @@ def _is_best(value, best) -> bool:
     return _present(value) and _present(best) and math.isclose(value, best)
 
 
-def write_summary(frame, caption: str, csv_path, md_path, html_path=None) -> None:
+def write_summary(frame, caption: str, csv_path, md_path, html_path=None, claims: dict | None = None) -> None:
+    """``claims``: {paper: {holds, fails, undecided, flagged}} (tables/claims.json's counts), one line
+    per paper above the table."""
     from staticvec.files import atomic_open
+    from staticvec.report.claims import counts_lines, to_html_block
 
     with atomic_open(csv_path, "wt") as fh:
         fh.write(f"# {caption}\n")
         frame.to_csv(fh, index=False, lineterminator="\n")
     markdown = to_markdown(frame, caption)
+    if claims:
+        markdown = ("**The papers' claims on this run** (tables/claims.md):\n\n"
+                    + "".join(f"- {line}\n" for line in counts_lines(claims)) + "\n" + markdown)
     with atomic_open(md_path, "wt") as fh:
         fh.write(markdown)
     if html_path:
+        page = to_html(frame, caption)
+        if claims:
+            page = page.replace("</style></head><body>", "</style></head><body>" + to_html_block(claims), 1)
         with atomic_open(html_path, "wt") as fh:
-            fh.write(to_html(frame, caption))
+            fh.write(page)
 
 
 def to_html(frame, caption: str) -> str:
@@ -212,4 +221,5 @@ def write_summary_from_args(args) -> None:
         raise StaticvecError(f"results given for protocols {unknown}, which the summary does not show ({protocols})")
     manifest = read_json(args.manifest) if args.manifest else {}
     frame = build_summary(rows, results, protocols, columns, float(spec.get("scale", 100)))
-    write_summary(frame, summary_caption(manifest, protocols), args.out_csv, args.out_md, args.out_html)
+    claims = read_json(args.claims)["counts"] if getattr(args, "claims", None) else None
+    write_summary(frame, summary_caption(manifest, protocols), args.out_csv, args.out_md, args.out_html, claims)

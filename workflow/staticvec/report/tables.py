@@ -225,6 +225,16 @@ def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = N
     for table_id, entry in spec["tables"].items():
         paper = load_paper_table(root / entry["paper_file"])
         where = f"{path}: tables.{table_id}"
+        # extra rows (ours only, no paper number) are rows like the others once they pass the same checks
+        extra = entry.pop("extra_rows", None) or {}
+        clash = [r for r in extra if r in paper.rows or r in entry["rows"]]
+        if clash:
+            problems.append(f"{where}.extra_rows: {clash} are rows of {entry['paper_file']} (map them under 'rows')")
+        missing_rows = [r for r in entry["rows"] if r not in paper.rows]
+        if missing_rows:
+            problems.append(f"{where}.rows: {missing_rows} are not rows of {entry['paper_file']}")
+        entry["rows"] = {**entry["rows"], **{r: e for r, e in extra.items() if r not in clash}}
+        extra_ids = {r for r in extra if r not in clash}
         keys = result_keys(entry["source"])
         for column, target in (entry.get("columns") or {}).items():
             if isinstance(target, str) and keys is not None and target.split(".")[0] not in keys:
@@ -240,20 +250,11 @@ def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = N
                         problems.append(f"{where}.rows.{row}: best_of {mapping['best_of']!r} matches no embedding "
                                         f"of the embeddings sheet")
                 elif mapping is not None and mapping not in allowed:
-                    problems.append(f"{where}.rows.{row}: {mapping!r} is not an embedding of the embeddings sheet "
-                                    f"(null shows the paper's numbers only)")
+                    key = "extra_rows" if row in extra_ids else "rows"
+                    problems.append(f"{where}.{key}.{row}: {mapping!r} is not an embedding of the embeddings sheet"
+                                    + ("" if row in extra_ids else " (null shows the paper's numbers only)"))
         if entry["source"] == "intrinsic" and paper.kind != "neighbours" and "protocol" not in entry:
             problems.append(f"{where}: an intrinsic table needs a 'protocol'")
-        if known_ids is not None:
-            for label, emb in (entry.get("extra_rows") or {}).items():
-                if emb not in known_ids:
-                    problems.append(f"{where}.extra_rows.{label}: {emb!r} is not an embedding of the embeddings sheet")
-        clash = [r for r in entry.get("extra_rows") or {} if r in paper.rows or r in entry["rows"]]
-        if clash:
-            problems.append(f"{where}.extra_rows: {clash} are rows of the paper; extra rows are ours only")
-        missing_rows = [r for r in entry["rows"] if r not in paper.rows]
-        if missing_rows:
-            problems.append(f"{where}.rows: {missing_rows} are not rows of {entry['paper_file']}")
         if paper.kind == "neighbours":
             if entry.get("columns"):
                 problems.append(f"{where}: a neighbours table has no 'columns'")
@@ -277,7 +278,7 @@ def table_result_ids(entry: dict, known_ids=()) -> list[str]:
     import fnmatch
 
     ids = []
-    for mapping in [*entry["rows"].values(), *(entry.get("extra_rows") or {}).values()]:
+    for mapping in entry["rows"].values():
         if isinstance(mapping, dict):
             ids += [k for k in known_ids if fnmatch.fnmatchcase(k, mapping["best_of"])]
         elif mapping:
@@ -415,7 +416,7 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
             mine = entry.get("ours")
             rows_out.append({
                 "row": row,
-                "label": paper.labels.get(row) or row,  # an extra row's key is its printed label
+                "label": paper.labels[row] if row in paper.labels else f"{emb or row} (ours; not in the paper)",
                 "embedding": emb,
                 "column": column,
                 "paper": value,
@@ -434,7 +435,8 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
                       if v is not None]
             mine, sd = _mean_sd(values)
             rows_out.append({
-                "row": row, "label": paper.labels.get(row) or row, "embedding": emb, "column": column,
+                "row": row, "label": paper.labels[row] if row in paper.labels else f"{emb or row} (ours; not in the paper)",
+                "embedding": emb, "column": column,
                 "paper": parse_count(paper.info.get(row, {}).get(column)), "paper_note": None, "ours": mine,
                 "ours_sd": sd, "runs": len(values), "diff": None, "found": None, "total": None, "oov_policy": None,
             })
@@ -679,8 +681,8 @@ def register(subparsers) -> None:
                    help="our result files by result id (repeat an id for several seeds)")
     p.add_argument("--spec", default="config/tables.yaml", help="the tables sheet")
     p.add_argument("--table", required=True, help="table id in the sheet, e.g. c2v_table1")
-    p.add_argument("--out-csv", required=True)
-    p.add_argument("--out-md", required=True)
+    p.add_argument("--out-csv", required=True, help="table as CSV (ours, paper, difference per cell)")
+    p.add_argument("--out-md", required=True, help="table as Markdown with its provenance caption")
     p.add_argument("--meta", help="JSON or YAML with corpus, tokens, teacher (the run manifest)")
     p.add_argument("--root", default=".", help="repository root the sheet's paths are relative to")
     p.set_defaults(handler=_cli_table)
@@ -706,7 +708,7 @@ def _cli_table(args) -> int:
     if paper.kind == "neighbours":
         frame = build_neighbours(paper, results, entry["rows"], meta, entry.get("queries"))
     else:
-        rows = {**entry["rows"], **(entry.get("extra_rows") or {})}  # ours only, after the paper's rows
-        frame = build_comparison(paper, results, rows, entry.get("columns", {}), meta, entry.get("record_columns"))
+        frame = build_comparison(paper, results, entry["rows"], entry.get("columns", {}), meta,
+                                 entry.get("record_columns"))
     write_comparison(frame, args.out_csv, args.out_md)
     return 0

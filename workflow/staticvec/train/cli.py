@@ -19,7 +19,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-TRAIN_COMMAND_MODULES: list[str] = []
+TRAIN_COMMAND_MODULES: list[str] = ["staticvec.train.model2vec"]
 
 
 def default_threads() -> int:
@@ -51,11 +51,11 @@ def register(subparsers) -> None:
     p.add_argument("--threads", type=int, default=default_threads(),
                    help="CPU threads with --no-deterministic (default: all allotted cores)")
     _deterministic_arg(p)
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto: CUDA when available")
     p.add_argument("--engine", choices=["numba", "torch"], default=None,
                    help="default: numba on CPU, torch on CUDA")
     p.add_argument("--batch-size", type=int, default=1 << 16, help="entries per step of the torch engine")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="random seed (initialisation, shuffling; default 1)")
     p.add_argument("--checkpoint-every", type=int, default=0, help="save a checkpoint every N iterations (0: never)")
     p.add_argument("--checkpoint", default=None, help="checkpoint file (default: <out>.ckpt.npz when --checkpoint-every)")
     p.add_argument("--shuffle-memory-gb", type=float, default=2.0,
@@ -74,18 +74,18 @@ def register(subparsers) -> None:
         src.add_argument("--text", nargs="+", default=[], metavar="FILE", help="plain text, one sentence per line")
         _vocab_args(p)
         _output_args(p)
-        p.add_argument("--arch", choices=["skipgram", "cbow"], default="skipgram")
-        p.add_argument("--dim", type=int, default=300)
-        p.add_argument("--window", type=int, default=5)
-        p.add_argument("--negative", type=int, default=5)
-        p.add_argument("--sample", type=float, default=1e-4)
-        p.add_argument("--epochs", type=int, default=5)
+        p.add_argument("--arch", choices=["skipgram", "cbow"], default="skipgram", help="Skip-gram (default) or CBOW")
+        p.add_argument("--dim", type=int, default=300, help="vector dimension (default 300)")
+        p.add_argument("--window", type=int, default=5, help="maximum context window (word2vec samples 1..window; default 5)")
+        p.add_argument("--negative", type=int, default=5, help="negative samples per positive (default 5)")
+        p.add_argument("--sample", type=float, default=1e-4, help="sub-sampling threshold of frequent words (default 1e-4)")
+        p.add_argument("--epochs", type=int, default=5, help="passes over the corpus (default 5)")
         p.add_argument("--alpha", type=float, default=None,
                        help="initial learning rate (default: word2vec 0.025 Skip-gram / 0.05 CBOW; fastText 0.05)")
-        p.add_argument("--min-alpha", type=float, default=1e-4)
+        p.add_argument("--min-alpha", type=float, default=1e-4, help="final learning rate of the linear decay (default 1e-4)")
         p.add_argument("--cbow-mean", action=argparse.BooleanOptionalAction, default=True,
                        help="CBOW: average the context vectors (word2vec.c) or sum them")
-        p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--seed", type=int, default=1, help="random seed (initialisation, shuffling; default 1)")
         p.add_argument("--workers", type=int, default=default_threads(),
                        help="gensim worker threads with --no-deterministic (default: all allotted cores)")
         _deterministic_arg(p)
@@ -94,9 +94,9 @@ def register(subparsers) -> None:
                            help="the table written: input word vectors (default) or the context (output) vectors "
                                 "of negative sampling (Context-to-Vec's Skip-gram(context))")
         if name == "fasttext":
-            p.add_argument("--min-n", type=int, default=3)
-            p.add_argument("--max-n", type=int, default=6)
-            p.add_argument("--bucket", type=int, default=2_000_000)
+            p.add_argument("--min-n", type=int, default=3, help="shortest character n-gram (default 3)")
+            p.add_argument("--max-n", type=int, default=6, help="longest character n-gram (default 6)")
+            p.add_argument("--bucket", type=int, default=2_000_000, help="hash buckets of the n-grams (default 2,000,000)")
         p.set_defaults(handler=_cli_gensim, method=name)
 
     for name in TRAIN_COMMAND_MODULES:
@@ -151,8 +151,8 @@ def _optional_float(text: str):
 
 def _vocab_args(p) -> None:
     p.add_argument("--vocab", required=True, help="vocabulary file (word TAB count, by decreasing count)")
-    p.add_argument("--min-count", type=int, default=1)
-    p.add_argument("--max-vocab", type=int, default=None)
+    p.add_argument("--min-count", type=int, default=1, help="keep vocabulary words seen at least this often (default 1)")
+    p.add_argument("--max-vocab", type=int, default=None, help="keep at most this many words (default: no cap)")
 
 
 def _output_args(p) -> None:

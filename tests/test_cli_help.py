@@ -1,0 +1,35 @@
+"""Every option of every ``staticvec`` sub-command says what it does (``--help`` is the manual)."""
+
+import argparse
+
+from staticvec.cli import build_parser
+
+
+def _commands(parser, path=("staticvec",)):
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*path, name))
+
+
+# Commands whose modules are being rewritten on other branches this round (teacher dtype, faster
+# evaluation and students); their options get help texts when those land. Every other command is held to it.
+PENDING = {("staticvec", "teacher"), ("staticvec", "classify"), ("staticvec", "tag"), ("staticvec", "evaluate"),
+           ("staticvec", "train", "bert-sg"), ("staticvec", "train", "bert-sg-attention"),
+           ("staticvec", "train", "c2v"), ("staticvec", "train", "x2static")}
+
+
+def test_every_option_has_help_text():
+    undocumented = []
+    for path, parser in _commands(build_parser()):
+        if any(path[: len(p)] == p for p in PENDING):
+            continue
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            if not action.option_strings:
+                continue  # positionals are named in the usage line
+            if not (action.help and action.help.strip()) or action.help == argparse.SUPPRESS:
+                undocumented.append(f"{' '.join(path)} {'/'.join(action.option_strings)}")
+    assert not undocumented, "options without help text:\n" + "\n".join(undocumented)

@@ -1,0 +1,78 @@
+"""The embeddings sheet: every entry's parameters are checked against its method's schema when the
+workflow is planned, so a typo or a wrong type is an error naming the sheet, the entry and the key."""
+
+import pytest
+import yaml
+
+from staticvec.config import ConfigError, load_config
+from staticvec.sheets import EmbeddingSheet
+
+
+@pytest.fixture
+def config(repo_root):
+    return load_config([repo_root / "config/config.yaml"])
+
+
+def _sheet(tmp_path, config, embeddings, sweeps=None):
+    path = tmp_path / "embeddings.yaml"
+    path.write_text(yaml.safe_dump({"embeddings": embeddings, **({"sweeps": sweeps} if sweeps else {})}))
+    return EmbeddingSheet.load(path, config)
+
+
+def test_shipped_sheets_are_valid(repo_root):
+    for extra in ("config/config.yaml", "config/paper.yaml", "tests/config/test.yaml"):
+        cfg = load_config([repo_root / "config/config.yaml", repo_root / extra])
+        sheet = EmbeddingSheet.load(repo_root / "config/embeddings.yaml", cfg)
+        assert "glove" in sheet
+
+
+@pytest.mark.parametrize("embeddings, words", [
+    ({"glove": {"method": "glove", "params": {"dim": "big"}}},
+     ["embedding 'glove'", "params.dim = 'big'"]),
+    ({"glove": {"method": "glove", "params": {"x_max": -1}}},
+     ["embedding 'glove'", "params.x_max = -1"]),
+    ({"glove": {"method": "glove"}, "r": {"method": "retrofit", "base": "glove", "params": {"kindd": "faruqui", "lexicon": "ppdb"}}},
+     ["embedding 'r'", "unknown parameter(s) ['kindd']", "'kind' is a required property"]),
+    ({"glove": {"method": "glove"}, "r": {"method": "retrofit", "base": "glove", "params": {"kind": "faruqi", "lexicon": "ppdb"}}},
+     ["embedding 'r'", "params.kind = 'faruqi'"]),
+    ({"glove": {"method": "glove"}, "r": {"method": "retrofit", "base": "glove", "params": {"kind": "faruqui", "lexicon": "pdpb"}}},
+     ["embedding 'r'", "'pdpb' is not a lexicon of config post.lexicons"]),
+    ({"glove": {"method": "glove"}, "a": {"method": "artetxe", "base": "glove", "params": {"alpah": 0.5}}},
+     ["embedding 'a'", "unknown parameter(s) ['alpah']"]),
+    ({"glove": {"method": "glove", "params": {"fraction": 1.5}}},
+     ["embedding 'glove'", "fraction = 1.5"]),
+    ({"x": {"method": "x2static", "params": {"teacher": "bertt"}}},
+     ["embedding 'x'", "teacher = 'bertt'"]),
+    ({"b": {"method": "teacher_token", "params": {"layer": 3}}},
+     ["embedding 'b'", "unknown parameter(s) ['layer']"]),
+])
+def test_bad_parameters_are_plan_time_errors_naming_sheet_entry_and_key(tmp_path, config, embeddings, words):
+    with pytest.raises(ConfigError) as err:
+        _sheet(tmp_path, config, embeddings)
+    message = str(err.value)
+    assert str(tmp_path / "embeddings.yaml") in message
+    for word in words:
+        assert word in message, message
+
+
+def test_a_sweep_value_of_the_wrong_type_names_the_sweep(tmp_path, config):
+    with pytest.raises(ConfigError, match=r"embedding 'glove~dimbig' \(sweep 'dims'\).*params.dim = 'big'"):
+        _sheet(tmp_path, config, {"glove": {"method": "glove"}}, {"dims": {"bases": ["glove"], "param": "dim", "values": [50, "big"]}})
+
+
+def test_every_problem_is_listed_at_once_and_good_entries_pass(tmp_path, config):
+    with pytest.raises(ConfigError) as err:
+        _sheet(tmp_path, config, {"g1": {"method": "glove", "params": {"dim": "big"}},
+                                  "g2": {"method": "glove", "params": {"iterations": 0}}})
+    assert "'g1'" in str(err.value) and "'g2'" in str(err.value)
+    sheet = _sheet(tmp_path, config, {"g": {"method": "glove", "params": {"dim": 50}},
+                                      "s": {"method": "skipgram", "params": {"dim": "teacher"}},
+                                      "r": {"method": "retrofit", "base": "g", "params": {"kind": "student-t", "lexicon": "wordnet"}}})
+    assert sheet["g"].params["dim"] == 50 and sheet["r"].params["kind"] == "student-t"
+
+
+def test_presets_are_chosen_not_set_as_a_parameter(tmp_path, config):
+    with pytest.raises(ConfigError) as err:
+        _sheet(tmp_path, config, {"x": {"method": "x2static", "params": {"variants": {}}}})
+    assert "unknown parameter(s) ['variants']" in str(err.value)
+    assert "variants" not in str(err.value).split("allowed:")[1]
