@@ -41,7 +41,7 @@ def register(subparsers) -> None:
     p.add_argument("store", help="store counted over --source-vocab")
     p.add_argument("--source-vocab", required=True, help="the store's vocabulary file")
     _vocab_args(p)
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="output store, over --vocab's ids")
     _memory_args(p, default_gb=2.0)
     p.set_defaults(handler=_cli_subset)
 

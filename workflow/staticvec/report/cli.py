@@ -86,7 +86,7 @@ def register(subparsers) -> None:
     p.add_argument("--selection", required=True, help="JSON written by `staticvec report best-layer`")
     p.add_argument("--ase-dir", required=True, help="the ASE job's directory (or its ase.json)")
     p.add_argument("--vocab", default=None, help="a corpus fraction's vocabulary: keep only its words")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="the entry's vectors (a link to the layer's file, or its fraction's rows)")
     p.set_defaults(handler=_pick_layer)
 
 
