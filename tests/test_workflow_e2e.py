@@ -14,6 +14,7 @@ from staticvec.corpus.vocab import Vocabulary
 from staticvec.files import read_json
 
 REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # minutes: `pytest -m "not slow"` skips them; `make test` runs them
 
 
 TEST_CONFIG = REPO / "tests" / "config" / "test.yaml"
