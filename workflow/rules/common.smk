@@ -13,7 +13,9 @@ W.check_teachers()  # a teacher path that does not exist, or a hub model not cac
 # conda environments for --software-deployment-method conda (paths relative to workflow/rules/)
 CPU_ENV = "../../envs/cpu.yaml"
 GPU_ENV = "../../envs/cuda.yaml" if W.use_gpu else "../../envs/cpu.yaml"
-GPU = 1 if W.use_gpu else 0  # resources: gpu=GPU on rules that run torch models
+# resources of the rules that run torch models: gpu=1 and the GPU partition (config slurm.gpu_partition)
+# when the run is on GPUs, nothing otherwise (the job stays in the profile's default, CPU, partition)
+GPU_RESOURCES = W.gpu_resources()
 
 
 wildcard_constraints:

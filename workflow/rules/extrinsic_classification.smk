@@ -22,7 +22,7 @@ rule classification:
     resources:
         mem_mb=4000,
         runtime=240,
-        gpu=GPU,
+        **GPU_RESOURCES,
     conda:
         GPU_ENV
     shell:

@@ -59,7 +59,7 @@ rule tag:
     resources:
         mem_mb=6000,
         runtime=60,
-        gpu=GPU,
+        **GPU_RESOURCES,
     conda:
         GPU_ENV
     shell:
@@ -89,7 +89,7 @@ rule tag_contextual:
     resources:
         mem_mb=8000,
         runtime=90,
-        gpu=GPU,
+        **GPU_RESOURCES,
     conda:
         GPU_ENV
     shell:

@@ -35,7 +35,7 @@ rule semglove_cooc_shard:
     resources:
         mem_mb=SG_MEMORY_MB + (16000 if SG.recompute else 0),
         runtime=720 if SG.recompute else 120,
-        gpu=SG_GPU,
+        **W.gpu_resources(SG_GPU == 1),
     shell:
         "staticvec cooc semglove {params.flags} --vocab {input.vocab} > {log} 2>&1"
 

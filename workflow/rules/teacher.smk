@@ -46,7 +46,7 @@ rule teacher_mlm_head:
     resources:
         mem_mb=8000,
         runtime=120,
-        gpu=GPU,
+        **GPU_RESOURCES,
     conda:
         GPU_ENV
     shell:
@@ -70,7 +70,7 @@ rule teacher_features:
     resources:
         mem_mb=16000,
         runtime=720,
-        gpu=GPU,
+        **GPU_RESOURCES,
     conda:
         GPU_ENV
     shell:
@@ -100,7 +100,7 @@ rule teacher_ase:
     resources:
         mem_mb=16000,
         runtime=60,
-        gpu=GPU,
+        **GPU_RESOURCES,
     conda:
         GPU_ENV
     shell:
@@ -164,7 +164,7 @@ rule teacher_word_embedding:
     resources:
         mem_mb=8000,
         runtime=60,
-        gpu=GPU,
+        **GPU_RESOURCES,
     conda:
         GPU_ENV
     shell:

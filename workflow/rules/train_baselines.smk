@@ -69,7 +69,7 @@ rule train_model2vec:
     resources:
         mem_mb=4000,
         runtime=60,
-        gpu=GPU,
+        **GPU_RESOURCES,
     conda:
         GPU_ENV
     shell:

@@ -40,7 +40,7 @@ rule train_glove:
     resources:
         mem_mb=8000,
         runtime=24 * 60,
-        gpu=GPU,
+        **GPU_RESOURCES,
     conda:
         GPU_ENV
     shell:

@@ -55,7 +55,7 @@ rule train_student:
     resources:
         mem_mb=8000,
         runtime=720,
-        gpu=GPU,
+        **GPU_RESOURCES,
     conda:
         GPU_ENV
     shell:

@@ -67,6 +67,15 @@ class Workflow:
         # torch rules ask the scheduler for a GPU (SLURM: --gpus=1) when the run is on GPUs
         self.use_gpu = config.get("device") == "cuda" or bool(config.get("teacher", {}).get("gpu"))
 
+    def gpu_resources(self, gpu: bool | None = None) -> dict:
+        """Resources of a job that runs a torch model: one GPU and the GPU partition when the run
+        uses GPUs (``gpu`` overrides, e.g. SemGloVe's builders only in recompute mode), nothing
+        otherwise, so that the job stays in the profile's default (CPU) partition."""
+        if not (self.use_gpu if gpu is None else gpu):
+            return {}
+        partition = (self.config.get("slurm") or {}).get("gpu_partition", "gpu")
+        return {"gpu": 1, "slurm_partition": partition}
+
     # ------------------------------------------------------------ resources
     def resource_path(self, member: Member) -> str:
         return f"{self.download_dir}/{member.rel_path}"
