@@ -107,3 +107,27 @@ def test_character_features_train_and_see_capitals(char_features):
                           lr=0.05, batch_size=16, max_epochs=8, patience=8, dropout=0.0)
     result = train_tagger(data, StaticInputs(emb, data), config, seed=0, device="cpu")
     assert result["test"] > 0.95
+
+
+def test_dropout_zeroes_p_and_rescales_the_rest_and_is_the_identity_in_eval():
+    from staticvec.evaluate.tagging.model import Dropout
+
+    torch.manual_seed(0)
+    x = torch.full((400, 500), 2.0)
+    drop = Dropout(0.3)
+    y = drop(x)
+    zeroed = (y == 0).float().mean().item()
+    assert abs(zeroed - 0.3) < 0.01  # 200,000 draws: sd 0.001
+    assert torch.all((y == 0) | torch.isclose(y, torch.tensor(2.0 / 0.7)))
+    assert abs(y.mean().item() - 2.0) < 0.02  # expectation kept
+    drop.eval()
+    assert drop(x) is x
+    assert Dropout(0.0).train()(x) is x
+    with pytest.raises(ValueError):
+        Dropout(1.0)
+    # gradient flows through the kept entries only, scaled like the values
+    x = torch.ones(50, 50, requires_grad=True)
+    drop.train()
+    y = drop(x)
+    y.sum().backward()
+    assert torch.equal(x.grad, y.detach())
