@@ -17,6 +17,8 @@ workflow does (``staticvec evaluate`` in a fresh process, 1 thread):
 It prints wall and CPU seconds (user + system of the child processes) of each, the ratio, the
 default DAG's total (24·web+muse + 49·web + 15·muse) and checks that the scores of both are
 identical to the last bit (result files equal but for the timings). ``uptime`` before and after.
+(Issue 16's MUSE cut — lower-case first, then the first N distinct words — changes ``muse`` scores only
+for files with case variants inside the cut; the default run's vocabulary is lower-cased, so both agree.)
 """
 
 from __future__ import annotations

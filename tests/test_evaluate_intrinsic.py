@@ -232,3 +232,18 @@ def test_multi_protocol_options_round_trip_through_the_cli_parser():
     assert args.tasks == config["evaluation"]["tasks"] and args.out is None and args.oov is None
     with pytest.raises(Exception, match="unknown evaluation protocol"):
         intrinsic.multi_cli_options(config, {"nope": "x.json"})
+
+
+def test_views_that_keep_the_same_words_are_scored_once():
+    """A cut at or above the number of distinct (case-folded) words keeps the whole vocabulary: scored once."""
+    from staticvec.evaluate.intrinsic import evaluate_protocols
+
+    emb = Embeddings(["The", "the", "cat", "Dog"], np.eye(4, dtype=np.float32))  # 3 distinct lower-cased words
+    views = {"drop": ("drop", True, None), "cut3": ("drop", True, 3), "cut2": ("drop", True, 2),
+             "cased3": ("drop", False, 3), "cased": ("drop", False, None), "mean3": ("mean", True, 3)}
+    results = evaluate_protocols(emb, views, ["neighbours"], neighbour_words=["cat"], topn=2, device="cpu")
+    assert results["cut3"]["same_view_as"] == "drop" and results["cut3"]["max_vocab"] == 3
+    assert results["cut3"]["vocab_size"] == results["drop"]["vocab_size"] == 3
+    for name in ("drop", "cut2", "cased3", "cased", "mean3"):
+        assert "same_view_as" not in results[name], name
+    assert (results["cut2"]["vocab_size"], results["cased3"]["vocab_size"], results["cased"]["vocab_size"]) == (2, 3, 4)

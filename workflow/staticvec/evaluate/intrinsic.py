@@ -240,10 +240,14 @@ def evaluate_protocols(
     parsed: dict = {}
     results: dict[str, dict] = {}
     scored: dict[tuple, str] = {}
+    distinct: dict[bool, int] = {}  # words of the view before the cut: case-folded ones counted once
     for name, (oov, lowercase, max_vocab) in views.items():
         if max_vocab is not None and max_vocab < 1:
             raise StaticvecError(f"protocol {name}: max_vocab must be a positive number of words")
-        rows = len(embeddings) if max_vocab is None else min(max_vocab, len(embeddings))
+        if bool(lowercase) not in distinct:
+            distinct[bool(lowercase)] = len({w.lower() for w in embeddings.words}) if lowercase else len(embeddings)
+        words = distinct[bool(lowercase)]
+        rows = words if max_vocab is None else min(max_vocab, words)
         key = (oov, bool(lowercase), rows)
         if key in scored:
             first = scored[key]
@@ -285,7 +289,8 @@ def register(subparsers) -> None:
                         f"({' '.join(DATASETS)}) or all")
     p.add_argument("--no-lowercase", dest="lowercase", action="store_false", default=None,
                    help="keep case (default: lower-case)")
-    p.add_argument("--max-vocab", type=int, help="evaluate only the first N words of the file (MUSE: 200000)")
+    p.add_argument("--max-vocab", type=int, help="evaluate only the first N words of the file, counted after lower-casing "
+                        "(distinct lower-cased words, as MUSE; MUSE: 200000)")
     p.add_argument("--analogy-method", choices=analogy.METHODS, default="3cosadd")
     p.add_argument("--relational-score", choices=relational.SCORES, default="cosine",
                    help="SemEval-2012 pair score: cosine (Wang et al. Eq. 17) or dot (web); all variants are saved")
