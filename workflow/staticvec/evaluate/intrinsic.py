@@ -293,7 +293,8 @@ def register(subparsers) -> None:
                         "(distinct lower-cased words, as MUSE; MUSE: 200000)")
     p.add_argument("--analogy-method", choices=analogy.METHODS, default="3cosadd")
     p.add_argument("--relational-score", choices=relational.SCORES, default="cosine",
-                   help="SemEval-2012 pair score: cosine (Wang et al. Eq. 17) or dot (web); all variants are saved")
+                   help="SemEval-2012 score: cosine (Wang et al. Eq. 17), dot (web's pair score), web (web's string "
+                        "ranks: Context-to-Vec's numbers) or official (mean of per-paradigm-pair cosines); all are saved")
     p.add_argument("--semeval-split", choices=relational.SPLITS, default="all",
                    help="SemEval-2012 relations: all 79 (web), or the 69 test / 10 training ones")
     p.add_argument("--categorization-method", choices=categorization.METHODS, default="all")
