@@ -5,8 +5,8 @@ second of CPU: a tenth of a laptop tagger run). These two classes do the same ar
 ``torch.optim.SGD`` / ``torch.optim.Adam`` with their defaults on CPU (the single-tensor path:
 L2 weight decay added to the gradient; SGD momentum buffer started at the first gradient, no
 dampening or Nesterov; Adam's bias corrections on Python floats), so the parameters after any
-number of steps are bit for bit those of torch's (tests/test_tagging_model.py). Only what the
-tagger uses: ``param_groups[i]["lr"]`` (set per epoch), ``zero_grad`` and ``step``.
+number of steps are bit for bit those of torch's (tests/test_tagging_model.py). Only what the tagger
+and the classifier use: ``param_groups[i]["lr"]`` (set per epoch), ``zero_grad`` and ``step``.
 """
 
 from __future__ import annotations
