@@ -1,15 +1,16 @@
-"""Time one tagger run: CoNLL-2000 chunking with random 300-d embeddings and the default config.
+"""One BiLSTM-CRF tagger run, old against new, side by side: CPU seconds, epochs, dev and test scores.
 
-The issue's budget: one run finishes in at most 15 minutes on 2 CPU cores, so the default
-workflow can include it. Random vectors are fine for timing (the cost does not depend on the
-values), but not for convergence: a random-embedding run usually stops later than a real one,
-so the figure is an upper bound for the default max_epochs / patience.
+    OMP_NUM_THREADS=1 PYTHONPATH=workflow python benchmarks/tagging_speed.py                 # chunk, seed 1
+    OMP_NUM_THREADS=1 PYTHONPATH=workflow python benchmarks/tagging_speed.py --task pos --seeds 1 2 3
+    OMP_NUM_THREADS=1 PYTHONPATH=workflow python benchmarks/tagging_speed.py --vectors my.bin
 
-    python benchmarks/tagging_speed.py                                # the full default run, 1 thread
-    python benchmarks/tagging_speed.py --threads 2 --max-epochs 2     # seconds per epoch only
-    python benchmarks/tagging_speed.py --vectors my.vec               # a real embedding
+old: the code and the ``tagging.tagger`` settings of ``config/config.yaml`` at ``--old`` (fd12b22: SGD,
+batch 10, 8 epochs); new: this checkout and its config. Each run is a fresh process on 1 thread (as a
+workflow job: interpreter, torch import, data reading and the run); the figures are the process's
+CPU seconds (user + system) and wall seconds, and the tagger's own training seconds.
 
-Prints one JSON line: wall and CPU seconds, epochs, seconds per epoch, scores, machine load.
+Random vectors (the default) are fine for timing but not for the scores, which need a real
+embedding (``--vectors``). ``uptime`` before and after.
 """
 
 from __future__ import annotations
@@ -17,44 +18,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
+ROOT = Path(__file__).resolve().parents[1]
+DATA = {"chunk": ROOT / "../shared/data/eval/sequence/conll2000", "pos": ROOT / "../shared/data/eval/sequence/ud_english_ewt"}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", default="../shared/data/eval/sequence/conll2000")
-    parser.add_argument("--task", default="chunk", choices=["chunk", "pos"])
-    parser.add_argument("--vectors", default=None, help="a real embedding file (default: random vectors)")
-    parser.add_argument("--dim", type=int, default=300)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (the workflow's default: 1 per job)")
-    parser.add_argument("--config", default="config/config.yaml", help="tagger settings from this config's tagging.tagger")
-    parser.add_argument("--max-epochs", type=int, default=None)
-    parser.add_argument("--patience", type=int, default=None)
-    parser.add_argument("--char-features", default=None, choices=["none", "cnn", "lstm"])
-    parser.add_argument("--batch-size", type=int, default=None)
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
-
+def worker(args) -> None:
+    """One run inside this process (PYTHONPATH chooses the code); prints one JSON line."""
     import numpy as np
     import torch
+    import yaml
 
-    from staticvec.config import load_config
     from staticvec.embeddings import Embeddings
     from staticvec.evaluate.tagging.data import load_task
     from staticvec.evaluate.tagging.inputs import StaticInputs
     from staticvec.evaluate.tagging.train import TaggerConfig, train_tagger
 
-    torch.set_num_threads(args.threads)
-    settings = dict(load_config([args.config]).get("tagging", {}).get("tagger", {}))
-    overrides = (("max_epochs", args.max_epochs), ("patience", args.patience), ("char_features", args.char_features),
-                 ("batch_size", args.batch_size))
-    for key, value in overrides:
-        if value is not None:
-            settings[key] = value
+    torch.set_num_threads(1)
+    settings = (yaml.safe_load(Path(args.config).read_text()).get("tagging") or {}).get("tagger") or {}
     config = TaggerConfig.from_dict(settings)
     data = load_task(args.task, args.data_dir)
     if args.vectors:
@@ -64,20 +51,71 @@ def main() -> None:
         rng = np.random.default_rng(0)
         embeddings = Embeddings(words, rng.normal(0, 0.1, (len(words), args.dim)).astype(np.float32))
     inputs = StaticInputs(embeddings, data, config.lowercase, config.normalize)
-    load_before = os.getloadavg()
-    wall, cpu = time.perf_counter(), time.process_time()
     result = train_tagger(data, inputs, config, seed=args.seed, device="cpu")
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    epochs = result["epochs_run"]
-    print(json.dumps({
-        "task": args.task, "vectors": args.vectors or f"random {args.dim}-d", "threads": args.threads,
-        "char_features": config.char_features, "batch_size": config.batch_size, "max_epochs": config.max_epochs,
-        "patience": config.patience, "epochs_run": epochs, "best_epoch": result["best_epoch"],
-        "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "wall_s_per_epoch": round(wall / epochs, 1),
-        "dev": round(result["dev"], 4), "test": round(result["test"], 4),
-        "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-        "cpus": os.cpu_count(), "torch": torch.__version__,
-    }))
+    print(json.dumps({"epochs": result["epochs_run"], "best_epoch": result["best_epoch"], "dev": result["dev"],
+                      "test": result["test"], "train_seconds": result["train_seconds"],
+                      "settings": {k: settings.get(k) for k in ("optimizer", "lr", "batch_size", "max_epochs")}}))
+
+
+def run(tree: Path, config: Path, args, seed: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(tree / "workflow"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--config", str(config), "--task", args.task,
+           "--data-dir", str(args.data_dir), "--seed", str(seed), "--dim", str(args.dim)]
+    if args.vectors:
+        cmd += ["--vectors", str(Path(args.vectors).resolve())]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        raise SystemExit(f"run failed: {' '.join(cmd)}\n{done.stderr[-3000:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    out["wall"] = wall
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", default="chunk", choices=sorted(DATA))
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--vectors", default=None, help="a real embedding file (default: random vectors)")
+    parser.add_argument("--dim", type=int, default=300)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1])
+    parser.add_argument("--old", default="fd12b22", help="commit of the old code and config (default fd12b22)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--config", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    args.data_dir = args.data_dir or str(DATA[args.task])
+    if args.worker:
+        worker(args)
+        return
+
+    print(f"uptime before: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+    with tempfile.TemporaryDirectory(prefix="tagging_speed.") as tmp:
+        old_tree = Path(tmp)
+        archive = subprocess.run(["git", "archive", args.old, "workflow", "config/config.yaml"], cwd=ROOT,
+                                 capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(old_tree)], input=archive.stdout, check=True)
+        sides = {"old": (old_tree, old_tree / "config/config.yaml"), "new": (ROOT, ROOT / "config/config.yaml")}
+        results = {side: [run(tree, config, args, seed) for seed in args.seeds] for side, (tree, config) in sides.items()}
+    vectors = args.vectors or f"random {args.dim}-d (scores meaningless)"
+    print(f"task {args.task}, vectors {vectors}, seeds {args.seeds}, 1 thread; old = {args.old}, new = this checkout")
+    for side in ("old", "new"):
+        print(f"  {side}: {results[side][0]['settings']}")
+    print(f"{'seed':>4s} | {'old CPU':>7s} {'wall':>6s} {'train':>6s} {'ep':>3s} {'dev':>6s} {'test':>6s} | "
+          f"{'new CPU':>7s} {'wall':>6s} {'train':>6s} {'ep':>3s} {'dev':>6s} {'test':>6s} | {'CPU ratio':>9s}")
+    for seed, old, new in zip(args.seeds, results["old"], results["new"]):
+        cells = [f"{r['cpu']:7.1f} {r['wall']:6.1f} {r['train_seconds']:6.1f} {r['epochs']:3d} {100 * r['dev']:6.2f} "
+                 f"{100 * r['test']:6.2f}" for r in (old, new)]
+        print(f"{seed:4d} | {cells[0]} | {cells[1]} | {old['cpu'] / new['cpu']:8.2f}x")
+    mean = {side: {k: sum(r[k] for r in rs) / len(rs) for k in ("cpu", "dev", "test")} for side, rs in results.items()}
+    print(f"mean | CPU {mean['old']['cpu']:.1f} dev {100 * mean['old']['dev']:.2f} test {100 * mean['old']['test']:.2f} | "
+          f"CPU {mean['new']['cpu']:.1f} dev {100 * mean['new']['dev']:.2f} test {100 * mean['new']['test']:.2f} | "
+          f"{mean['old']['cpu'] / mean['new']['cpu']:.2f}x")
+    print(f"uptime after: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
 
 
 if __name__ == "__main__":

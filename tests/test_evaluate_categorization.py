@@ -75,3 +75,37 @@ def test_oov_policies():
     # the two mean-vector items share one vector (and so one cluster): at most one of them is in the
     # cluster of its class, and the 32 planted items are still perfectly clustered
     assert mean["score"] in (pytest.approx(32 / 34), pytest.approx(33 / 34))
+
+
+def _full_matrix_distances(x):
+    """The distances as computed before the condensed form: on the full n x n matrices, then squareform."""
+    from scipy.spatial.distance import squareform
+
+    x = np.asarray(x, dtype=np.float64)
+    gram = x @ x.T
+    sq = np.diag(gram).copy()
+    norms = np.sqrt(sq)
+    euclidean = gram * -2.0
+    euclidean += sq[:, None]
+    euclidean += sq[None, :]
+    np.maximum(euclidean, 0.0, out=euclidean)
+    np.sqrt(euclidean, out=euclidean)
+    inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    cosine = gram
+    cosine *= inverse[:, None]
+    cosine *= inverse[None, :]
+    np.subtract(1.0, cosine, out=cosine)
+    np.maximum(cosine, 0.0, out=cosine)
+    return {"cosine": squareform(cosine, checks=False), "euclidean": squareform(euclidean, checks=False)}
+
+
+def test_condensed_distances_equal_the_full_matrix_ones_bit_for_bit():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((200, 16)).astype(np.float32)
+    x[3] = 0.0  # a zero row (cosine 0 by convention)
+    x[10] = x[11]  # duplicates: Euclidean 0, clipped
+    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-30)
+    ours, full = distances(x), _full_matrix_distances(x)
+    for metric in ("cosine", "euclidean"):
+        assert ours[metric].shape == (200 * 199 // 2,)
+        assert np.array_equal(ours[metric], full[metric]), metric

@@ -110,3 +110,140 @@ def test_full_suite_on_the_shared_data(tmp_path):
         assert entry["scored"] == entry["total"]  # mean policy: everything scored
         assert entry["score"] is not None
     assert result["results"]["ws353"]["found"] == 353 and result["results"]["rw"]["found"] < 2034
+
+
+def _without_seconds(value):
+    if isinstance(value, dict):
+        return {k: _without_seconds(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [_without_seconds(v) for v in value]
+    return value
+
+
+def _eval_words() -> list[str]:
+    from staticvec.evaluate.datasets import DATASETS, load_dataset
+
+    words = {}
+    for name in DATASETS:
+        data = load_dataset(name, DATA)
+        for attr in ("pairs", "questions", "words"):
+            for item in getattr(data, attr, []):
+                for w in (item,) if isinstance(item, str) else item:
+                    words.setdefault(w.lower())
+        for rel in getattr(data, "relations", []):
+            for x, y in rel.prototypes + rel.pairs:
+                words.setdefault(x.lower())
+                words.setdefault(y.lower())
+    return [w for w in words if " " not in w]
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/eval not available")
+def test_one_load_all_protocols_equals_the_old_path_bit_for_bit(monkeypatch):
+    """The one-job path (evaluate_protocols: one load, data parsed once, condensed distances, our Spearman)
+    gives exactly the scores of the old one (one evaluate() per protocol with scipy.stats.spearmanr and
+    the full-matrix distances) on a fixed embedding, every data set included."""
+    from scipy import stats
+
+    from staticvec.evaluate import categorization, relational, similarity
+    from staticvec.evaluate.intrinsic import evaluate_protocols
+
+    rng = np.random.default_rng(11)
+    words = _eval_words()
+    rng.shuffle(words)
+    words = words[: int(len(words) * 0.8)]  # about a fifth of the words OOV: both policies matter
+    words += [w.capitalize() for w in words[:300]]  # upper-case duplicates: the lower-casing keeps the first
+    emb = Embeddings(words, rng.standard_normal((len(words), 24)).astype(np.float32))
+    views = {"web": ("mean", True, None), "muse": ("drop", True, 5000), "drop": ("drop", True, None),
+             "cased": ("drop", False, None), "same": ("drop", True, 10 ** 9)}
+    new = evaluate_protocols(emb, views, ["all"], DATA, device="cpu")
+
+    import tests.test_evaluate_categorization as reference  # the full-matrix computation, kept there
+
+    def scipy_spearman(x, y):
+        import warnings
+
+        if len(x) < 2:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rho = stats.spearmanr(x, y).statistic
+        return None if np.isnan(rho) else float(rho)
+
+    monkeypatch.setattr(similarity, "spearman", scipy_spearman)
+    monkeypatch.setattr(relational, "spearman", scipy_spearman)
+    monkeypatch.setattr(relational, "rankdata", stats.rankdata)
+    monkeypatch.setattr(categorization, "distances", reference._full_matrix_distances)
+    for name, (oov, lowercase, max_vocab) in views.items():
+        old = evaluate(emb, ["all"], DATA, oov=oov, lowercase=lowercase, max_vocab=max_vocab, device="cpu")
+        ours = _without_seconds(new[name])
+        if name == "same":  # a cut above the vocabulary size: the drop view, scored once and copied
+            assert ours.pop("same_view_as") == "drop"
+        assert ours == _without_seconds(old), name
+    assert new["web"]["results"]["battig"]["score"] is not None and new["web"]["results"]["men"]["scored"] == 3000
+
+
+def test_cli_protocols_write_what_single_runs_write(tmp_path):
+    data = small_data_dir(tmp_path / "eval")
+    vectors = tmp_path / "v.bin"
+    royal_embedding().save(vectors)
+    common = ["--data-dir", str(data), "--tasks", "ws353", "google", "ap", "--device", "cpu", "--threads", "1"]
+    assert main(["evaluate", str(vectors), "--protocol", "web", "mean,lower,all", str(tmp_path / "web.json"),
+                 "--protocol", "muse", "drop,lower,3", str(tmp_path / "muse.json"), *common]) == 0
+    assert main(["evaluate", str(vectors), "--out", str(tmp_path / "web1.json"), "--oov", "mean", *common]) == 0
+    assert main(["evaluate", str(vectors), "--out", str(tmp_path / "muse1.json"), "--max-vocab", "3", *common]) == 0
+    for name in ("web", "muse"):
+        both = _without_seconds(json.loads((tmp_path / f"{name}.json").read_text()))
+        alone = _without_seconds(json.loads((tmp_path / f"{name}1.json").read_text()))
+        assert both == alone
+    assert json.loads((tmp_path / "muse.json").read_text())["vocab_size"] == 3
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--protocol", "web", "mean,lower", "x.json"], "expected OOV,CASE,MAX_VOCAB"),
+    (["--protocol", "web", "mean,upper,all", "x.json"], "expected OOV,CASE,MAX_VOCAB"),
+    (["--protocol", "web", "mean,lower,0", "x.json"], "positive"),
+    (["--protocol", "web", "mean,lower,all", "x.json", "--out", "y.json"], "drop --out"),
+    (["--protocol", "a", "mean,lower,all", "x.json", "--protocol", "a", "drop,lower,all", "y.json"], "repeat"),
+    ([], "give --out"),
+])
+def test_cli_protocol_errors(tmp_path, capsys, extra, message):
+    vectors = tmp_path / "v.bin"
+    royal_embedding().save(vectors)
+    assert main(["evaluate", str(vectors), "--tasks", "neighbours", *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_multi_protocol_options_round_trip_through_the_cli_parser():
+    """The rule's options (multi_cli_options) parse back to each protocol's view of config.yaml."""
+    import argparse
+
+    from staticvec.config import load_config
+    from staticvec.evaluate import intrinsic
+
+    config = load_config(["config/config.yaml"])
+    outs = {"web": "a/intrinsic.web.json", "muse": "a/intrinsic.muse.json"}
+    parser = argparse.ArgumentParser()
+    intrinsic.register(parser.add_subparsers())
+    args = parser.parse_args(["evaluate", "v.bin", *intrinsic.multi_cli_options(config, outs)])
+    views = {name: (intrinsic.parse_view(view), out) for name, view, out in args.protocol}
+    for name, out in outs.items():
+        chosen = config["evaluation"]["protocols"][name]
+        assert views[name] == ((chosen["oov"], chosen["lowercase"], chosen["max_vocab"]), out)
+    assert args.tasks == config["evaluation"]["tasks"] and args.out is None and args.oov is None
+    with pytest.raises(Exception, match="unknown evaluation protocol"):
+        intrinsic.multi_cli_options(config, {"nope": "x.json"})
+
+
+def test_views_that_keep_the_same_words_are_scored_once():
+    """A cut at or above the number of distinct (case-folded) words keeps the whole vocabulary: scored once."""
+    from staticvec.evaluate.intrinsic import evaluate_protocols
+
+    emb = Embeddings(["The", "the", "cat", "Dog"], np.eye(4, dtype=np.float32))  # 3 distinct lower-cased words
+    views = {"drop": ("drop", True, None), "cut3": ("drop", True, 3), "cut2": ("drop", True, 2),
+             "cased3": ("drop", False, 3), "cased": ("drop", False, None), "mean3": ("mean", True, 3)}
+    results = evaluate_protocols(emb, views, ["neighbours"], neighbour_words=["cat"], topn=2, device="cpu")
+    assert results["cut3"]["same_view_as"] == "drop" and results["cut3"]["max_vocab"] == 3
+    assert results["cut3"]["vocab_size"] == results["drop"]["vocab_size"] == 3
+    for name in ("drop", "cut2", "cased3", "cased", "mean3"):
+        assert "same_view_as" not in results[name], name
+    assert (results["cut2"]["vocab_size"], results["cased3"]["vocab_size"], results["cased"]["vocab_size"]) == (2, 3, 4)

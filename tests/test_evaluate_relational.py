@@ -81,3 +81,43 @@ def test_web_string_ranking_is_what_scipy_does_with_string_ratings():
     # where the numeric ranks (4, 1, 5, 3, 2) and (5, 3, 4, 1, 2) give 1 - 6*10/120 = 0.5
     assert web_string_spearman(scores, gold) == pytest.approx(0.7)
     assert numeric == pytest.approx(0.5)
+
+
+def test_official_variant_averages_per_paradigm_cosines_by_hand():
+    """official: each pair's score is the mean of its cosines with every paradigm offset x_k - y_k, not
+    the cosine with the averaged offset (the ``cosine`` variant); both by explicit loops here."""
+    rng = np.random.default_rng(0)  # a draw on which the two scores rank the pairs differently
+    words = [f"w{i}" for i in range(10)]
+    vectors = rng.standard_normal((10, 5)).astype(np.float32)
+    lk = VectorLookup(Embeddings(words, vectors))
+    unit = {w: v / np.linalg.norm(v) for w, v in zip(words, vectors.astype(np.float64))}
+    paradigms = [("w0", "w1"), ("w2", "w3")]
+    pairs = [("w4", "w5"), ("w6", "w7"), ("w8", "w9"), ("w5", "w6"), ("w7", "w8"), ("w9", "w4")]
+    gold = [6.0, 5.0, 4.0, 3.0, 2.0, 1.0]
+    rel = relation("1a", pairs, gold, prototypes=paradigms)
+    result = evaluate_relational(lk, RelationalData([rel]), score="official")
+
+    def cos(u, v):
+        return u @ v / np.linalg.norm(u) / np.linalg.norm(v)
+
+    official = [np.mean([cos(unit[x] - unit[y], unit[a] - unit[b]) for a, b in paradigms]) for x, y in pairs]
+    prototype = np.mean([unit[a] for a, _ in paradigms], 0) - np.mean([unit[b] for _, b in paradigms], 0)
+    averaged = [cos(unit[x] - unit[y], prototype) for x, y in pairs]
+    assert result["variants"]["official"] == pytest.approx(stats.spearmanr(official, gold).statistic)
+    assert result["variants"]["cosine"] == pytest.approx(stats.spearmanr(averaged, gold).statistic)
+    assert result["score"] == result["variants"]["official"] and result["score_function"] == "official"
+    assert abs(result["variants"]["official"] - result["variants"]["cosine"]) > 0.05  # two different scores
+
+
+def test_score_may_name_any_variant_and_context_to_vec_reads_web():
+    import yaml
+
+    pairs = [("a", "q"), ("a", "b"), ("c", "b")]
+    rel = relation("1a", pairs, [30, 20, 10])
+    for name in ("cosine", "dot", "web", "official"):
+        result = evaluate_relational(lookup(), RelationalData([rel]), score=name)
+        assert result["score"] == result["variants"][name] and result["score_function"] == name
+    with open("config/tables.yaml", encoding="utf-8") as fh:
+        sheet = yaml.safe_load(fh)["tables"]
+    assert sheet["c2v_table1"]["columns"]["semeval2012"] == "semeval2012.variants.web"  # the paper's numbers: web
+    assert sheet["wang_table2"]["columns"]["semeval2012"] == "semeval2012"  # the score: Eq. 17's cosine

@@ -76,3 +76,49 @@ def test_equals_gensim_evaluate_word_pairs(name, caplog):
     assert ours["score"] == pytest.approx(spearman.statistic, abs=1e-6)
     assert 100 * (ours["total"] - ours["found"]) / ours["total"] == pytest.approx(oov_ratio)
     assert ours["found"] < ours["total"]
+
+
+def _scipy_spearman(x, y):
+    import warnings
+
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rho = stats.spearmanr(x, y).statistic
+    return None if np.isnan(rho) else float(rho)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_spearman_is_scipys_bit_for_bit(seed):
+    """spearman() replaces scipy.stats.spearmanr (no scipy.stats import): same value to the last bit, ties included."""
+    from staticvec.evaluate.similarity import spearman
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 400))
+    gold = rng.integers(0, 10, n).astype(np.float64) if seed % 2 else rng.random(n) * 10  # heavy ties / none
+    model = np.round(rng.standard_normal(n), 1 + seed % 3)  # ties in the model scores too
+    assert spearman(gold, model) == _scipy_spearman(gold, model)
+
+
+def test_spearman_undefined_cases_are_none():
+    from staticvec.evaluate.similarity import spearman
+
+    assert spearman([1.0], [2.0]) is None
+    assert spearman([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]) is None  # constant side
+    assert spearman([1.0, 2.0, 3.0], [4.0, 4.0, 4.0]) is None
+    assert spearman([1.0, np.nan, 3.0], [1.0, 2.0, 3.0]) is None  # scipy: nan
+
+
+def test_rankdata_is_scipys_on_numbers_and_strings():
+    from scipy import stats
+
+    from staticvec.evaluate.similarity import rankdata
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 7, 50).astype(np.float64)
+    assert np.array_equal(rankdata(x), stats.rankdata(x))
+    text = np.asarray(["10", "9", "-3.5", "9", "b", "10", "a"])  # web ranks SemEval ratings as strings
+    assert np.array_equal(rankdata(text), stats.rankdata(text))
+    # by hand: 9 < b; "-3.5" < "10" = "10" < "9" = "9" < "a" < "b"
+    assert rankdata(text).tolist() == [2.5, 4.5, 1.0, 4.5, 7.0, 2.5, 6.0]

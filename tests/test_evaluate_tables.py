@@ -199,3 +199,30 @@ def test_tagging_tables_read_the_teachers_contextual_row_when_configured():
     assert results["bert_sg"] == w.tagging_result("bert_sg")
     config["tagging"]["contextual_baseline"] = False
     assert "contextual" not in dict(Workflow(config).table_results("wang_table3"))
+
+
+def test_intrinsic_groups_cover_every_result_the_sheets_read_once():
+    """One intrinsic job per embedding: the groups hold each embedding once, and an embedding's group
+    lists exactly the protocols that the tables, figures and summary read of it (config order)."""
+    import re
+
+    from staticvec.config import load_config
+    from staticvec.workflow import Workflow
+
+    w = Workflow(load_config(["config/config.yaml"]))
+    groups = w.intrinsic_groups()
+    member = {}
+    for protocols, embeddings in groups.items():
+        order = list(w.config["evaluation"]["protocols"])
+        assert list(protocols) == sorted(protocols, key=order.index)
+        for emb in embeddings:
+            assert emb not in member, emb
+            member[emb] = set(protocols)
+    read = [p for t in w.tables for _, p in w.table_results(t)]
+    read += [p for f in w.figures for _, p in w.figure_results(f)] + [p for _, p in w.summary_results()]
+    wanted = {}
+    for path in read:
+        match = re.search(r"/eval/([^/]+)/seed[^/]+/intrinsic\.([^/.]+)\.json$", path)
+        if match:
+            wanted.setdefault(match.group(1), set()).add(match.group(2))
+    assert member == wanted and {"web", "muse"} in wanted.values()

@@ -89,3 +89,38 @@ def test_agrees_with_pytorch_crf(lattice):
     theirs = reference(emissions, tags, mask, reduction="none")
     assert torch.allclose(ours, theirs, atol=1e-5)
     assert crf.decode(emissions, mask) == reference.decode(emissions, mask)
+
+
+def test_forward_recursion_equals_the_logsumexp_one(lattice):
+    """The probability-space forward step equals logsumexp(alpha + transitions) (values and gradients)."""
+    crf, emissions, mask, _ = lattice
+    emissions = emissions.clone().requires_grad_(True)
+
+    def reference(e):
+        alpha = crf.start + e[:, 0]
+        for t in range(1, e.shape[1]):
+            step = torch.logsumexp(alpha.unsqueeze(2) + crf.transitions + e[:, t].unsqueeze(1), dim=1)
+            alpha = torch.where(mask[:, t].unsqueeze(1), step, alpha)
+        return torch.logsumexp(alpha + crf.end, dim=1)
+
+    ours, theirs = crf.log_partition(emissions, mask), reference(emissions)
+    assert torch.allclose(ours, theirs, atol=1e-5)
+    g_ours = torch.autograd.grad(ours.sum(), [emissions, crf.transitions])
+    g_theirs = torch.autograd.grad(theirs.sum(), [emissions, crf.transitions])
+    for a, b in zip(g_ours, g_theirs):
+        assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_forward_recursion_stays_finite_with_extreme_transitions(lattice):
+    """A transition 200 nats below the others (a forbidden BIO move after long training) underflows
+    exp() in float32; the floored sum keeps the log-partition and its gradient finite and exact
+    wherever the other paths dominate."""
+    crf, emissions, mask, _ = lattice
+    with torch.no_grad():
+        crf.transitions[:, 1] = -200.0  # no tag leads to tag 1 but at a huge cost
+    z = crf.log_partition(emissions, mask)
+    assert torch.isfinite(z).all()
+    scores, _ = brute_force(crf, emissions[0], 5)
+    assert torch.allclose(z[0], torch.logsumexp(torch.stack(list(scores.values())), 0), atol=1e-4)
+    (grad,) = torch.autograd.grad(z.sum(), [crf.transitions])
+    assert torch.isfinite(grad).all()

@@ -107,3 +107,70 @@ def test_character_features_train_and_see_capitals(char_features):
                           lr=0.05, batch_size=16, max_epochs=8, patience=8, dropout=0.0)
     result = train_tagger(data, StaticInputs(emb, data), config, seed=0, device="cpu")
     assert result["test"] > 0.95
+
+
+def test_dropout_zeroes_p_and_rescales_the_rest_and_is_the_identity_in_eval():
+    from staticvec.evaluate.tagging.model import Dropout
+
+    torch.manual_seed(0)
+    x = torch.full((400, 500), 2.0)
+    drop = Dropout(0.3)
+    y = drop(x)
+    zeroed = (y == 0).float().mean().item()
+    assert abs(zeroed - 0.3) < 0.01  # 200,000 draws: sd 0.001
+    assert torch.all((y == 0) | torch.isclose(y, torch.tensor(2.0 / 0.7)))
+    assert abs(y.mean().item() - 2.0) < 0.02  # expectation kept
+    drop.eval()
+    assert drop(x) is x
+    assert Dropout(0.0).train()(x) is x
+    with pytest.raises(ValueError):
+        Dropout(1.0)
+    # gradient flows through the kept entries only, scaled like the values
+    x = torch.ones(50, 50, requires_grad=True)
+    drop.train()
+    y = drop(x)
+    y.sum().backward()
+    assert torch.equal(x.grad, y.detach())
+
+
+@pytest.mark.parametrize("kind", ["sgd", "sgd_momentum", "adam"])
+def test_light_optimizers_equal_torch_optim_bit_for_bit(kind):
+    """staticvec.evaluate.optim does torch.optim's arithmetic (without importing torch._dynamo): same parameters
+    after a run of steps with a changing learning rate and weight decay."""
+    from staticvec.evaluate import optim
+
+    torch.manual_seed(3)
+    start = [torch.randn(7, 5), torch.randn(5)]
+    data = [torch.randn(16, 7) for _ in range(6)]
+    runs = []
+    for module in (torch.optim, optim):
+        params = [p.clone().requires_grad_(True) for p in start]
+        if kind == "adam":
+            opt = module.Adam(params, lr=0.01, weight_decay=1e-3)
+        else:
+            opt = module.SGD(params, lr=0.05, momentum=0.9 if kind == "sgd_momentum" else 0.0, weight_decay=1e-3)
+        for step, x in enumerate(data):
+            for group in opt.param_groups:
+                group["lr"] = group["lr"] / (1 + 0.05 * step)
+            loss = torch.tanh(x @ params[0] + params[1]).pow(2).sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        runs.append([p.detach() for p in params])
+    for theirs, ours in zip(*runs):
+        assert torch.equal(theirs, ours)
+    assert not torch.equal(runs[1][0], start[0])  # it did move
+
+
+def test_cpu_training_does_not_import_dynamo():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\n"
+            "from staticvec.evaluate.optim import Adam\n"
+            "import torch\n"
+            "p = torch.zeros(3, requires_grad=True); o = Adam([p], lr=0.1)\n"
+            "(p - 1).pow(2).sum().backward(); o.step(); o.zero_grad()\n"
+            "print('torch._dynamo' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

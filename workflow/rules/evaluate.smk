@@ -6,10 +6,49 @@
 #
 # {protocol} is an entry of config evaluation.protocols (web, muse, drop): the OOV policy, case and
 # vocabulary cut a paper's authors evaluated with; the tables sheet says which table uses which.
+# One job scores every protocol the tables, figures and summary read of an embedding (one rule per
+# set of protocols, W.intrinsic_groups: the vectors read and the data sets parsed once); the
+# per-protocol rule below makes any other result file on request.
 
+import re
 import shlex
 
-from staticvec.evaluate.intrinsic import cli_options
+from staticvec.evaluate.intrinsic import cli_options, multi_cli_options
+
+
+def _intrinsic_rule(protocols, embeddings):
+    name = "evaluate_intrinsic_" + "_".join(protocols)
+    outputs = {p: W.intrinsic_result("{emb}", protocol=p) for p in protocols}
+    options = multi_cli_options(config, {p: f"{{output[{i}]}}" for i, p in enumerate(protocols)})
+
+    rule:
+        name:
+            name
+        input:
+            vectors=W.embedding("{emb}"),
+            data=W.eval_markers(),
+        output:
+            list(outputs.values()),
+        log:
+            f"{R}/logs/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(protocols)}.log",
+        benchmark:
+            f"{R}/benchmarks/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(protocols)}.tsv"
+        wildcard_constraints:
+            emb="|".join(re.escape(e) for e in embeddings),
+        threads: 1
+        resources:
+            mem_mb=8000,
+            runtime=60,
+        conda:
+            CPU_ENV
+        shell:
+            "staticvec evaluate {input.vectors} --threads {threads} " + " ".join(options) + " > {log} 2>&1"
+
+    workflow.ruleorder(name, "evaluate_intrinsic")  # this embedding's protocols in one job
+
+
+for _protocols, _embeddings in W.intrinsic_groups().items():
+    _intrinsic_rule(_protocols, _embeddings)
 
 
 rule evaluate_intrinsic:

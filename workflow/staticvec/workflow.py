@@ -531,6 +531,28 @@ class Workflow:
     def intrinsic_result(self, emb: str, seed="{seed}", protocol="{protocol}") -> str:
         return f"{self.results_dir}/eval/{emb}/seed{seed}/intrinsic.{protocol}.json"
 
+    def intrinsic_groups(self) -> dict[tuple[str, ...], list[str]]:
+        """Embeddings grouped by the protocols the chosen tables, figures and summary read of them
+        (config order): one evaluation job scores all protocols of an embedding from one load."""
+        import re
+
+        wanted: dict[str, set[str]] = {}
+        results = [r for t in self.selected("tables", list(self.tables)) for r in self.table_results(t)]
+        results += [r for f in self.selected("figures", list(self.figures)) for r in self.figure_results(f)]
+        if self.summary_targets():
+            results += self.summary_results()
+        pattern = re.compile(rf"^{re.escape(self.results_dir)}/eval/([^/]+)/seed[^/]+/intrinsic\.([^/.]+)\.json$")
+        for _, path in results:
+            match = pattern.match(path)
+            if match:
+                wanted.setdefault(match.group(1), set()).add(match.group(2))
+        order = list((self.config.get("evaluation") or {}).get("protocols", {}))
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for emb, protocols in wanted.items():
+            key = tuple(sorted(protocols, key=lambda p: order.index(p) if p in order else len(order)))
+            groups.setdefault(key, []).append(emb)
+        return groups
+
     def extrinsic_result(self, emb: str, kind: str, seed="{seed}") -> str:
         return f"{self.results_dir}/eval/{emb}/seed{seed}/{kind}.json"
 

@@ -26,6 +26,7 @@ Command line::
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 import time
@@ -71,20 +72,18 @@ def data_dir_from_config(config: dict) -> str:
     return str(Path(resources.get("download_dir", "resources/data"), "eval"))
 
 
-def cli_options(config: dict, protocol: str) -> list[str]:
-    """``staticvec evaluate`` options for evaluation protocol ``protocol`` of the workflow config."""
-    evaluation = config.get("evaluation", {}) or {}
-    protocols = evaluation.get("protocols", {})
+def _protocol(config: dict, protocol: str) -> dict:
+    protocols = (config.get("evaluation", {}) or {}).get("protocols", {})
     if protocol not in protocols:
         raise StaticvecError(f"unknown evaluation protocol {protocol!r}; config evaluation.protocols has: "
                              f"{', '.join(protocols)}")
-    chosen = protocols[protocol]
-    options = ["--data-dir", data_dir_from_config(config), "--oov", chosen["oov"]]
-    if not chosen.get("lowercase", True):
-        options.append("--no-lowercase")
-    if chosen.get("max_vocab"):
-        options += ["--max-vocab", str(chosen["max_vocab"])]
-    options += ["--tasks", *evaluation.get("tasks", ["all"])]
+    return protocols[protocol]
+
+
+def _shared_options(config: dict) -> list[str]:
+    """The options every protocol shares: data, tasks, and each task's method."""
+    evaluation = config.get("evaluation", {}) or {}
+    options = ["--data-dir", data_dir_from_config(config), "--tasks", *evaluation.get("tasks", ["all"])]
     analogy_cfg = evaluation.get("analogy", {})
     relational_cfg = evaluation.get("relational", {})
     categorization_cfg = evaluation.get("categorization", {})
@@ -99,6 +98,50 @@ def cli_options(config: dict, protocol: str) -> list[str]:
                 "--device", config.get("device", "auto")]
     options += ["--neighbours", *neighbours_cfg.get("words", DEFAULT_NEIGHBOUR_WORDS)]
     return options
+
+
+def cli_options(config: dict, protocol: str) -> list[str]:
+    """``staticvec evaluate`` options for evaluation protocol ``protocol`` of the workflow config."""
+    chosen = _protocol(config, protocol)
+    options = ["--oov", chosen["oov"]]
+    if not chosen.get("lowercase", True):
+        options.append("--no-lowercase")
+    if chosen.get("max_vocab"):
+        options += ["--max-vocab", str(chosen["max_vocab"])]
+    return options + _shared_options(config)
+
+
+def protocol_view(config: dict, protocol: str) -> str:
+    """``OOV,CASE,MAX_VOCAB`` of a protocol, as ``--protocol`` takes it (e.g. ``drop,lower,200000``)."""
+    chosen = _protocol(config, protocol)
+    case = "lower" if chosen.get("lowercase", True) else "keep"
+    return f"{chosen['oov']},{case},{chosen.get('max_vocab') or 'all'}"
+
+
+def multi_cli_options(config: dict, outputs: dict[str, str]) -> list[str]:
+    """``staticvec evaluate`` options scoring several protocols from one load: ``{protocol: result file}``."""
+    options = []
+    for protocol, out in outputs.items():
+        options += ["--protocol", protocol, protocol_view(config, protocol), str(out)]
+    return options + _shared_options(config)
+
+
+def parse_view(text: str) -> tuple[str, bool, int | None]:
+    """``OOV,CASE,MAX_VOCAB`` (``mean,lower,all``) → (oov, lowercase, max_vocab)."""
+    parts = text.split(",")
+    if len(parts) != 3 or parts[0] not in OOV_POLICIES or parts[1] not in ("lower", "keep"):
+        raise StaticvecError(f"--protocol view {text!r}: expected OOV,CASE,MAX_VOCAB with OOV one of "
+                             f"{', '.join(OOV_POLICIES)}, CASE lower or keep, MAX_VOCAB a number or all")
+    if parts[2] == "all":
+        max_vocab = None
+    else:
+        try:
+            max_vocab = int(parts[2])
+        except ValueError:
+            raise StaticvecError(f"--protocol view {text!r}: MAX_VOCAB {parts[2]!r} is not a number or all") from None
+        if max_vocab < 1:
+            raise StaticvecError(f"--protocol view {text!r}: MAX_VOCAB must be a positive number of words")
+    return parts[0], parts[1] == "lower", max_vocab
 
 
 def evaluate(
@@ -118,8 +161,12 @@ def evaluate(
     topn: int = 10,
     device: str = "auto",
     memory_mb: int = 1024,
+    parsed: dict | None = None,
 ) -> dict:
-    """Evaluate ``embeddings`` (an :class:`Embeddings` or a file) on ``tasks``; see the module doc."""
+    """Evaluate ``embeddings`` (an :class:`Embeddings` or a file) on ``tasks``; see the module doc.
+
+    ``parsed``: a dict used as a cache of the parsed data sets (name → data), shared between calls
+    on the same data directory (:func:`evaluate_protocols`)."""
     if not isinstance(embeddings, Embeddings):
         embeddings = Embeddings.load(embeddings)
     tasks = list(tasks)
@@ -133,7 +180,11 @@ def evaluate(
     results = {}
     for name in names:
         t0 = time.perf_counter()
-        data = load_dataset(name, data_dir)
+        if parsed is None or name not in parsed:
+            data = load_dataset(name, data_dir)
+            if parsed is not None:
+                parsed[name] = data
+        data = parsed[name] if parsed is not None else data
         task = DATASETS[name].task
         if task == "similarity":
             entry = evaluate_similarity(lookup, data)
@@ -166,6 +217,53 @@ def evaluate(
     }
 
 
+def evaluate_protocols(
+    embeddings: Embeddings | str | os.PathLike,
+    views: dict[str, tuple[str, bool, int | None]],
+    tasks: Iterable[str] = ("all",),
+    data_dir: str | os.PathLike | None = None,
+    **settings,
+) -> dict[str, dict]:
+    """Score several protocols of one embedding from one load: ``{name: (oov, lowercase, max_vocab)}``
+    → ``{name: result}``, each result exactly what :func:`evaluate` returns for that protocol alone.
+
+    The vectors are read once and the data sets parsed once. Two protocols whose views coincide
+    on this embedding (same OOV policy and case, and vocabulary cuts that keep the same rows, e.g.
+    MUSE's 200,000 words and no cut on a 50,000-word embedding) are scored once; the second
+    result is a copy that keeps its own ``max_vocab`` and names the first under ``same_view_as``.
+    """
+    if not isinstance(embeddings, Embeddings):
+        embeddings = Embeddings.load(embeddings)
+    tasks = list(tasks)
+    if [t for t in tasks if t != "neighbours"]:
+        data_dir = find_data_dir(data_dir)
+    parsed: dict = {}
+    results: dict[str, dict] = {}
+    scored: dict[tuple, str] = {}
+    distinct: dict[bool, int] = {}  # words of the view before the cut: case-folded ones counted once
+    for name, (oov, lowercase, max_vocab) in views.items():
+        if max_vocab is not None and max_vocab < 1:
+            raise StaticvecError(f"protocol {name}: max_vocab must be a positive number of words")
+        if bool(lowercase) not in distinct:
+            distinct[bool(lowercase)] = len({w.lower() for w in embeddings.words}) if lowercase else len(embeddings)
+        words = distinct[bool(lowercase)]
+        rows = words if max_vocab is None else min(max_vocab, words)
+        key = (oov, bool(lowercase), rows)
+        if key in scored:
+            first = scored[key]
+            result = copy.deepcopy(results[first])
+            result["max_vocab"] = max_vocab
+            result["same_view_as"] = first
+            log.info("protocol %s: same view of this embedding as %s; its scores are copied", name, first)
+        else:
+            log.info("protocol %s: oov %s, lowercase %s, max_vocab %s", name, oov, lowercase, max_vocab)
+            result = evaluate(embeddings, tasks, data_dir, oov=oov, lowercase=lowercase, max_vocab=max_vocab,
+                              parsed=parsed, **settings)
+            scored[key] = name
+        results[name] = result
+    return results
+
+
 # ---------------------------------------------------------------- CLI
 
 
@@ -176,20 +274,27 @@ def register(subparsers) -> None:
         description="Evaluate a word-embedding file on the intrinsic tasks of the four papers.",
     )
     p.add_argument("vectors", help="word2vec text (.txt/.vec[.gz]) or binary (.bin) file, or the project's .npy")
-    p.add_argument("--out", required=True, help="RESULT.json to write (atomically)")
+    p.add_argument("--out", help="RESULT.json to write (atomically); or --protocol, repeated")
+    p.add_argument("--protocol", nargs=3, action="append", metavar=("NAME", "VIEW", "OUT"),
+                   help="score protocol NAME with VIEW = OOV,CASE,MAX_VOCAB (e.g. mean,lower,all or drop,lower,200000) "
+                        "into OUT; repeat it to score several protocols from one load of the vectors (instead of "
+                        "--out, --oov, --no-lowercase and --max-vocab)")
     p.add_argument("--format", choices=FORMATS, help="vector file format (default: from the file name)")
     p.add_argument("--data-dir", help=f"evaluation data directory (default: first of {', '.join(DEFAULT_DATA_DIRS)})")
-    p.add_argument("--oov", choices=OOV_POLICIES, default="drop",
+    p.add_argument("--oov", choices=OOV_POLICIES, default=None,
                    help="drop: leave out pairs/questions/items with a missing word (MUSE, gensim, Faruqui, GloVe); "
                         "mean: use the mean vector for a missing word (web: SemGloVe, Context-to-Vec)")
     p.add_argument("--tasks", nargs="+", default=["all"],
                    help="task names (similarity analogy relational categorization neighbours), data set names "
                         f"({' '.join(DATASETS)}) or all")
-    p.add_argument("--no-lowercase", dest="lowercase", action="store_false", help="keep case (default: lower-case)")
-    p.add_argument("--max-vocab", type=int, help="evaluate only the first N words of the file (MUSE: 200000)")
+    p.add_argument("--no-lowercase", dest="lowercase", action="store_false", default=None,
+                   help="keep case (default: lower-case)")
+    p.add_argument("--max-vocab", type=int, help="evaluate only the first N words of the file, counted after lower-casing "
+                        "(distinct lower-cased words, as MUSE; MUSE: 200000)")
     p.add_argument("--analogy-method", choices=analogy.METHODS, default="3cosadd")
     p.add_argument("--relational-score", choices=relational.SCORES, default="cosine",
-                   help="SemEval-2012 pair score: cosine (Wang et al. Eq. 17) or dot (web); all variants are saved")
+                   help="SemEval-2012 score: cosine (Wang et al. Eq. 17), dot (web's pair score), web (web's string "
+                        "ranks: Context-to-Vec's numbers) or official (mean of per-paradigm-pair cosines); all are saved")
     p.add_argument("--semeval-split", choices=relational.SPLITS, default="all",
                    help="SemEval-2012 relations: all 79 (web), or the 69 test / 10 training ones")
     p.add_argument("--categorization-method", choices=categorization.METHODS, default="all")
@@ -208,6 +313,21 @@ def _cli_evaluate(args) -> int:
 
     if args.max_vocab is not None and args.max_vocab < 1:
         raise StaticvecError("--max-vocab must be a positive number of words")
+    if args.protocol:
+        given = [flag for flag, value in (("--out", args.out), ("--oov", args.oov), ("--no-lowercase", args.lowercase),
+                                          ("--max-vocab", args.max_vocab)) if value is not None]
+        if given:
+            raise StaticvecError(f"--protocol sets the output and the view; drop {', '.join(given)}")
+        names = [name for name, _, _ in args.protocol]
+        if len(set(names)) != len(names):
+            raise StaticvecError(f"--protocol names repeat: {' '.join(names)}")
+        views = {name: parse_view(view) for name, view, _ in args.protocol}
+        outs = {name: out for name, _, out in args.protocol}
+    elif args.out is None:
+        raise StaticvecError("give --out RESULT.json, or --protocol NAME VIEW OUT")
+    else:
+        views = {None: (args.oov or "drop", True if args.lowercase is None else args.lowercase, args.max_vocab)}
+        outs = {None: args.out}
     with contextlib.ExitStack() as stack:
         if args.threads:
             import torch
@@ -215,21 +335,18 @@ def _cli_evaluate(args) -> int:
 
             torch.set_num_threads(args.threads)
             stack.enter_context(threadpool_limits(args.threads))
-        result = _run_cli(args)
-    write_json(args.out, {"vectors": str(args.vectors), **result})
-    log.info("wrote %s (%.1fs)", args.out, result["seconds"])
+        embeddings = Embeddings.load(args.vectors, fmt=args.format)
+        results = evaluate_protocols(embeddings, views, **_settings(args))
+    for name, result in results.items():
+        write_json(outs[name], {"vectors": str(args.vectors), **result})
+        log.info("wrote %s (%.1fs)", outs[name], result["seconds"])
     return 0
 
 
-def _run_cli(args) -> dict:
-    embeddings = Embeddings.load(args.vectors, fmt=args.format)
-    return evaluate(
-        embeddings,
+def _settings(args) -> dict:
+    return dict(
         tasks=args.tasks,
         data_dir=args.data_dir,
-        oov=args.oov,
-        lowercase=args.lowercase,
-        max_vocab=args.max_vocab,
         analogy_method=args.analogy_method,
         relational_score=args.relational_score,
         semeval_split=args.semeval_split,

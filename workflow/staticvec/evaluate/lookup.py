@@ -4,12 +4,14 @@ Every intrinsic task looks words up through :class:`VectorLookup`, so that the t
 that move published numbers the most are made once and recorded in the result:
 
 ``max_vocab``
-    keep only the first N rows of the file (files are frequency-ordered). MUSE, used by X2Static,
+    keep only the first N words of the file (files are frequency-ordered). MUSE, used by X2Static,
     reads the first 200,000 words (``--max_vocab 200000``); gensim's analogy default is 300,000.
 ``lowercase``
     lower-case the vocabulary (keeping, among words that collide, the first and so most frequent
-    row, as gensim's ``case_insensitive`` and MUSE do) and the data sets' words. The cut is applied
-    before lower-casing, as MUSE does.
+    row, as gensim's ``case_insensitive`` and MUSE do) and the data sets' words. With a cut, the
+    vocabulary is lower-cased first and the cut keeps the first N *distinct* lower-cased words, as
+    MUSE's ``read_txt_embeddings`` does (it lower-cases each word as it reads, skips a word already
+    seen, and stops at N words); gensim instead cuts N rows and then folds case.
 ``oov``
     ``drop``: a pair / question / item with a word missing from the vocabulary is left out and
     counted (MUSE, Faruqui's ``eval-word-vectors``, GloVe's ``evaluate.py``, gensim, vecmap);
@@ -40,10 +42,10 @@ class VectorLookup:
         if oov not in OOV_POLICIES:
             raise StaticvecError(f"unknown OOV policy {oov!r}; known: {', '.join(OOV_POLICIES)}")
         self.file_vocab_size = len(embeddings)
+        if lowercase:
+            embeddings = embeddings.lowercased()  # first, then the cut (MUSE)
         if max_vocab is not None:
             embeddings = embeddings.restrict(max_vocab)
-        if lowercase:
-            embeddings = embeddings.lowercased()
         if len(embeddings) == 0:
             raise StaticvecError("the embedding has no words to evaluate")
         self.embeddings = embeddings

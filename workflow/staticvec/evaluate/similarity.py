@@ -9,8 +9,6 @@ both in the vocabulary, whatever the policy.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from staticvec.evaluate.datasets import SimilarityData
@@ -26,15 +24,35 @@ def cosine_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 
 
-def spearman(x, y) -> float | None:
-    """Spearman's rho, or None when it is undefined (fewer than 2 values, or a constant side)."""
-    from scipy import stats
+def rankdata(a: np.ndarray) -> np.ndarray:
+    """Average ranks (1-based, ties share their mean rank): ``scipy.stats.rankdata(a)``, same arithmetic."""
+    a = np.asarray(a)
+    sorter = np.argsort(a, kind="stable")
+    inv = np.empty(sorter.size, dtype=np.intp)
+    inv[sorter] = np.arange(sorter.size, dtype=np.intp)
+    a = a[sorter]
+    obs = np.r_[True, a[1:] != a[:-1]]
+    dense = obs.cumsum()[inv]
+    count = np.r_[np.nonzero(obs)[0], len(obs)]
+    return 0.5 * (count[dense] + count[dense - 1] + 1)
 
+
+def spearman(x, y) -> float | None:
+    """Spearman's rho, or None when it is undefined (fewer than 2 values, a constant side, a NaN).
+
+    The computation of ``scipy.stats.spearmanr(x, y).statistic`` (average ranks of the two columns,
+    then ``np.corrcoef``), written out so that scoring does not import ``scipy.stats`` (over a second
+    of every evaluation job's start-up); tests/test_evaluate_similarity.py checks that the two agree
+    bit for bit, ties included.
+    """
     if len(x) < 2:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.ConstantInputWarning)  # reported as None instead
-        rho = stats.spearmanr(x, y).statistic
+    a = np.column_stack((x, y))
+    if (a[:, 0][0] == a[:, 0]).all() or (a[:, 1][0] == a[:, 1]).all() or np.isnan(a).any():
+        return None
+    ranked = np.apply_along_axis(rankdata, 0, a)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.corrcoef(ranked, rowvar=False)[1, 0]
     return None if np.isnan(rho) else float(rho)
 
 

@@ -45,10 +45,23 @@ class CRF(nn.Module):
         return score + self.end[last]
 
     def log_partition(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """log Σ over every tag path of exp(score) (B,): the forward algorithm."""
+        """log Σ over every tag path of exp(score) (B,): the forward algorithm.
+
+        Each step is one (B, K) x (K, K) product in probability space, scaled as
+        ``alpha_t = m + T* + log(exp(alpha - m) @ exp(transitions - T*)) + emissions_t`` with m the
+        row maximum of alpha and T* the largest transition: the same recursion as
+        ``logsumexp(alpha[:, :, None] + transitions, dim=1)`` with a (B, K) instead of a (B, K, K)
+        tensor per step (forward and backward 2-5x cheaper; tests compare with brute force and with
+        pytorch-crf). The sum is floored at the smallest normal float so that a tag no transition
+        leads to within 87 nats of T* gets a finite (not -inf) score.
+        """
+        top = self.transitions.max().detach()
+        weights = torch.exp(self.transitions - top)  # (K, K), entries in (0, 1]
+        tiny = torch.finfo(emissions.dtype).tiny
         alpha = self.start + emissions[:, 0]  # (B, K)
         for t in range(1, emissions.shape[1]):
-            step = torch.logsumexp(alpha.unsqueeze(2) + self.transitions + emissions[:, t].unsqueeze(1), dim=1)
+            m = alpha.max(dim=1, keepdim=True).values.detach()
+            step = torch.log(((alpha - m).exp() @ weights).clamp_min(tiny)) + (m + top) + emissions[:, t]
             alpha = torch.where(mask[:, t].unsqueeze(1), step, alpha)
         return torch.logsumexp(alpha + self.end, dim=1)
 

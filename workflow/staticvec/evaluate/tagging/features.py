@@ -17,6 +17,8 @@ Characters. The original-case characters of each token, for the optional charact
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +33,7 @@ PTB_UNESCAPE = {
 CASING_CLASSES = ("pad", "lower", "upper", "title", "numeric", "mainly_numeric", "has_digit", "other")
 
 
+@functools.lru_cache(maxsize=1 << 18)  # a few thousand word types make up most tokens
 def casing_class(word: str) -> int:
     """Index into CASING_CLASSES (Reimers & Gurevych's casing feature)."""
     digits = sum(ch.isdigit() for ch in word)

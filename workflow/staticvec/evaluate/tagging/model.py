@@ -28,6 +28,25 @@ def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return x.gather(1, index.unsqueeze(2).expand_as(x))
 
 
+class Dropout(nn.Module):
+    """Inverted dropout (as ``nn.Dropout``: zero each value with probability ``p``, scale the rest by
+    1 / (1 - p); the identity in eval mode), with the mask drawn by ``torch.rand`` instead of
+    ``bernoulli_``: about half the CPU time of ``nn.Dropout`` forward and backward (a fifth of a
+    tagger epoch went to dropout). Same distribution, another random stream."""
+
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        keep = (torch.rand(x.shape, device=x.device) >= self.p).to(x.dtype)
+        return x * keep.mul_(1.0 / (1.0 - self.p))
+
+
 class BiLSTM(nn.Module):
     """A bidirectional LSTM over right-padded batches, without packing.
 
@@ -45,7 +64,7 @@ class BiLSTM(nn.Module):
             size = input_dim if layer == 0 else 2 * hidden
             self.forward_lstms.append(nn.LSTM(size, hidden, batch_first=True))
             self.backward_lstms.append(nn.LSTM(size, hidden, batch_first=True))
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
         self.out_dim = 2 * hidden
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -64,7 +83,7 @@ class CharCNN(nn.Module):
     def __init__(self, n_chars: int, char_dim: int, hidden: int, dropout: float):
         super().__init__()
         self.embed = nn.Embedding(n_chars, char_dim, padding_idx=0)
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
         self.conv = nn.Conv1d(char_dim, hidden, kernel_size=3, padding=1)
         self.out_dim = hidden
 
@@ -82,7 +101,7 @@ class CharLSTM(nn.Module):
     def __init__(self, n_chars: int, char_dim: int, hidden: int, dropout: float):
         super().__init__()
         self.embed = nn.Embedding(n_chars, char_dim, padding_idx=0)
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
         self.lstm = nn.LSTM(char_dim, hidden // 2, batch_first=True, bidirectional=True)
         self.out_dim = 2 * (hidden // 2)
 
@@ -137,7 +156,7 @@ class BiLSTMCRF(nn.Module):
         else:
             raise ValueError(f"unknown character features {char_features!r}; known: none, cnn, lstm")
         input_dim = dim + casing_dim + (self.chars.out_dim if self.chars else 0)
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
         self.lstm = BiLSTM(input_dim, hidden // 2, layers=layers, dropout=dropout)
         self.to_tags = nn.Linear(self.lstm.out_dim, n_tags)
         self.crf = CRF(n_tags)

@@ -156,6 +156,7 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
     import torch
 
     from staticvec.evaluate.tagging.features import char_vocabulary, collate, encode
+    from staticvec.evaluate import optim as light_optim
     from staticvec.evaluate.tagging.model import BiLSTMCRF
 
     device = resolve_device(device)
@@ -176,11 +177,13 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
         n_chars=(len(char_ids) + 2) if char_ids else 0, char_dim=config.char_dim, char_hidden=config.char_hidden,
     ).to(device)
     params = [p for p in model.parameters() if p.requires_grad]
-    if config.optimizer == "sgd":
-        optimizer = torch.optim.SGD(params, lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay)
-    else:
-        optimizer = torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
+    # without fp16 loss scaling, torch.optim's arithmetic without its torch._dynamo import (staticvec.evaluate.optim)
+    optim = torch.optim if scaler.is_enabled() else light_optim
+    if config.optimizer == "sgd":
+        optimizer = optim.SGD(params, lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay)
+    else:
+        optimizer = optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
 
     def evaluate(split: str) -> dict:
         predicted = predict(model, encoded[split], config, device, with_chars, amp_dtype)
@@ -225,7 +228,7 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
         log.info("epoch %d: lr %.4g, loss/token %.4f, dev %s %.4f%s (%.0f s)", epoch + 1, lr, curve[-1]["train_loss_per_token"],
                  data.metric, dev["score"], " *" if improved else "", curve[-1]["seconds"])
         if improved:
-            best_dev, best_epoch, stale = dev["score"], epoch + 1, 0
+            best_dev, best_epoch, stale, best_dev_detail = dev["score"], epoch + 1, 0, dev
             best_state = copy.deepcopy(model.state_dict())
         else:
             stale += 1
@@ -234,7 +237,7 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
                 break
     train_seconds = time.perf_counter() - started
     model.load_state_dict(best_state)
-    dev, test = evaluate("dev"), evaluate("test")
+    dev, test = best_dev_detail, evaluate("test")  # dev: the best epoch's, scored with these very weights
     return {
         "status": "ok",
         "metric": data.metric,
