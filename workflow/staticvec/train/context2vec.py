@@ -44,8 +44,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from staticvec.errors import StaticvecError
-from staticvec.train.bert_skipgram import ContextualSkipGram, SkipGramParams, skipgram_scores
-from staticvec.train.negative_sampling import Batch, centre_window_batches, log_sigmoid
+from staticvec.train.bert_skipgram import ContextualSkipGram, SkipGramParams, context_means, skipgram_scores
+from staticvec.train.negative_sampling import (
+    Batch, centre_window_batches, log_sigmoid, matmul_nt, matmul_tn, njit, prange, row_gradients, sigmoid, softplus,
+)
 
 
 @dataclass
@@ -94,6 +96,95 @@ def c2v_losses(u, rows, mask, o, o_ctx, dense: dict, p: C2VParams):
     return L1, L2, L3
 
 
+@njit(cache=True, parallel=True, fastmath=True)
+def c2v_grads(u, y, z, V, ctx, neg, cid, sem_mean, static, tied, lam, eta1, eta2, eta3, red, loss, du, dz, vecs,
+              slot_row, slot_coef, slot_vec):
+    """c2v_losses' loss per centre and its gradients, by hand (the fast engine).
+
+    ``u`` = W_o o, ``y`` = the centre part of V_context (u when tied), ``z`` = W2 φ(o_ctx). Writes
+    dL/du, dL/dz (= dL/dy: both enter V_context with weight λ) and the row slots; ``vecs`` gets the
+    slot vectors (u_i, then V_context_i for the static target's row).
+    """
+    B, d = u.shape
+    W, N = ctx.shape[1], neg.shape[1]
+    S = W + N + 1
+    for i in prange(B):
+        gi = du[i]
+        gi[:] = 0.0
+        vecs[i, :] = u[i]
+        csum = np.zeros(d, np.float32)
+        nv = 0
+        for j in range(W):
+            c = ctx[i, j]
+            slot_row[i * S + j] = c
+            slot_vec[i * S + j] = i
+            slot_coef[i * S + j] = 0.0
+            if c >= 0:
+                nv += 1
+                for e in range(d):
+                    csum[e] += V[c, e]
+        f = 1.0 / max(nv, 1) if sem_mean else 1.0
+        s1 = np.float32(0.0)
+        for e in range(d):
+            csum[e] *= np.float32(f)
+            s1 += csum[e] * u[i, e]
+        g1 = (sigmoid(s1) - 1.0) * eta1 * red
+        for j in range(W):
+            if ctx[i, j] >= 0:
+                slot_coef[i * S + j] = np.float32(g1 * f)
+        for e in range(d):
+            gi[e] += np.float32(g1) * csum[e]
+        # L2: V_context = λ y + λ z against the centre u or the centre word's row
+        vctx = vecs[B + i]
+        for e in range(d):
+            vctx[e] = np.float32(lam) * (y[i, e] + z[i, e])
+        k = i * S + W + N
+        slot_row[k] = -1
+        slot_vec[k] = B + i
+        slot_coef[k] = 0.0
+        s2 = np.float32(0.0)
+        c = cid[i]
+        if static:
+            for e in range(d):
+                s2 += vctx[e] * V[c, e]
+        else:
+            for e in range(d):
+                s2 += vctx[e] * u[i, e]
+        g2 = (sigmoid(s2) - 1.0) * eta2 * red
+        gl = np.float32(g2 * lam)
+        if static:
+            slot_row[k] = c
+            slot_coef[k] = np.float32(g2)
+            for e in range(d):
+                dz[i, e] = gl * V[c, e]
+        else:
+            for e in range(d):
+                dz[i, e] = gl * u[i, e]
+                gi[e] += np.float32(g2) * vctx[e]
+        if tied:
+            for e in range(d):
+                gi[e] += dz[i, e]
+        # L3: negatives
+        l3 = 0.0
+        for m in range(N):
+            r = neg[i, m]
+            k = i * S + W + m
+            slot_row[k] = r
+            slot_vec[k] = i
+            slot_coef[k] = 0.0
+            if r < 0:
+                continue
+            t = np.float32(0.0)
+            for e in range(d):
+                t += V[r, e] * u[i, e]
+            l3 += softplus(t)
+            g = np.float32(sigmoid(t) * eta3 * red)
+            slot_coef[k] = g
+            for e in range(d):
+                gi[e] += g * V[r, e]
+        loss[i] = eta1 * softplus(-s1) + eta2 * softplus(-s2) + eta3 * l3
+
+
 class ContextToVec(ContextualSkipGram):
     def __init__(self, counts, teacher_dim: int, params: C2VParams, device: str = "cpu", seed: int = 0):
         import torch
@@ -113,6 +204,42 @@ class ContextToVec(ContextualSkipGram):
                                      negatives_per_pair=released, context_vectors=True,
                                      centre_rows=not released and p.contextualized_target == "static",
                                      device=self.device)
+
+    def _window_options(self) -> dict:
+        return {"negatives_per_pair": self.params.variant == "released"}
+
+    def _fast_step(self, prep, lo, hi, U, V, bias, red, threads):
+        from staticvec.train.negative_sampling import as_numpy
+
+        p = self.params
+        o = prep["vec"][prep["xpos"][lo:hi]]
+        o_ctx = np.empty_like(o)
+        context_means(prep["vec"], prep["cpos"][lo:hi], o_ctx)
+        if p.variant == "released":
+            X = np.float32(p.released_mix) * o + np.float32(1 - p.released_mix) * o_ctx
+            return self._skipgram_step(X, lo, hi, prep, U, V, bias, red, threads, 2, 1.0)
+        u = matmul_nt(o, U, threads)
+        if bias is not None:
+            u += bias
+        x2 = np.tanh(o_ctx) if p.phi == "tanh" else o_ctx
+        z = matmul_nt(x2, as_numpy(self.dense["W2"]), threads)
+        y = u if p.tie_w1 else matmul_nt(o, as_numpy(self.dense["W1"]), threads)
+        B, d = u.shape
+        ctx, neg = prep["ctx"][lo:hi], prep["neg"][lo:hi]
+        S = ctx.shape[1] + neg.shape[1] + 1
+        loss, du, dz, vecs = np.empty(B), np.empty_like(u), np.empty_like(u), np.empty((2 * B, d), np.float32)
+        slot_row, slot_coef, slot_vec = np.empty(B * S, np.int64), np.empty(B * S, np.float32), np.empty(B * S, np.int64)
+        c2v_grads(u, y, z, V, ctx, neg, prep["cid"][lo:hi], p.semantic_context == "mean",
+                  p.contextualized_target == "static", p.tie_w1, p.lam, p.eta1, p.eta2, p.eta3, red, loss, du, dz,
+                  vecs, slot_row, slot_coef, slot_vec)
+        rows, grads = row_gradients(slot_row, slot_coef, slot_vec, vecs)
+        dense = {"U": matmul_tn(du, o, threads)}
+        if bias is not None:
+            dense["b"] = du.sum(0)
+        dense["W2"] = matmul_tn(dz, x2, threads)
+        if not p.tie_w1:
+            dense["W1"] = matmul_tn(dz, o, threads)
+        return float(loss.sum() * red), rows, grads, dense
 
     def loss(self, batch: Batch, rows: dict, dense: dict):
         p = self.params
