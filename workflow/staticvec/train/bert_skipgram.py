@@ -57,7 +57,7 @@ from staticvec.files import atomic_path
 from staticvec.train.negative_sampling import (
     Batch, LoopSettings, Model, UnigramSampler, as_numpy, centre_window_batches, context_windows, fast_update,
     keep_probabilities, learning_rate, log_sigmoid, matmul_nt, matmul_tn, njit, prange, prepare_centre_windows,
-    row_gradients, sigmoid, softplus,
+    gather_rows, row_gradients, sigmoid, softplus, value,
 )
 
 AGGREGATIONS = ("attention", "mean", "pairs")
@@ -351,7 +351,7 @@ def context_means(vec, cpos, out):
             if p >= 0:
                 n += 1
                 for e in range(D):
-                    out[i, e] += vec[p, e]
+                    out[i, e] += value(vec[p, e])
         if n > 0:
             out[i, :] /= np.float32(n)
 
@@ -400,7 +400,8 @@ class BertSkipGram(ContextualSkipGram):
 
     def _fast_step(self, prep, lo, hi, U, V, bias, red, threads):
         p = self.params
-        X = prep["vec"][prep["xpos"][lo:hi]]
+        X = np.empty((hi - lo, U.shape[1]), np.float32)
+        gather_rows(prep["vec"], prep["xpos"][lo:hi], X)
         return self._skipgram_step(X, lo, hi, prep, U, V, bias, red, threads, AGGREGATIONS.index(p.aggregation),
                                    p.attention_scale)
 

@@ -46,7 +46,7 @@ import numpy as np
 from staticvec.errors import StaticvecError
 from staticvec.train.bert_skipgram import ContextualSkipGram, SkipGramParams, context_means, skipgram_scores
 from staticvec.train.negative_sampling import (
-    Batch, centre_window_batches, log_sigmoid, matmul_nt, matmul_tn, njit, prange, row_gradients, sigmoid, softplus,
+    Batch, centre_window_batches, gather_rows, log_sigmoid, matmul_nt, matmul_tn, njit, prange, row_gradients, sigmoid, softplus,
 )
 
 
@@ -212,7 +212,8 @@ class ContextToVec(ContextualSkipGram):
         from staticvec.train.negative_sampling import as_numpy
 
         p = self.params
-        o = prep["vec"][prep["xpos"][lo:hi]]
+        o = np.empty((hi - lo, U.shape[1]), np.float32)
+        gather_rows(prep["vec"], prep["xpos"][lo:hi], o)
         o_ctx = np.empty_like(o)
         context_means(prep["vec"], prep["cpos"][lo:hi], o_ctx)
         if p.variant == "released":

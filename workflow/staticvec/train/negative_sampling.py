@@ -539,7 +539,7 @@ def train(model: Model, source, settings: LoopSettings, seed: int, total_words: 
         "total_words_per_epoch": total_words,
         "mean_loss_per_step": state.loss_sum / max(state.steps, 1),
         "curve": state.curve,
-        "timing": {**{k: round(v, 3) for k, v in timing.items()}, "wall_s": round(wall, 3),
+        "timing": {**{k: round(v, 6) for k, v in timing.items()}, "wall_s": round(wall, 6),
                    "static_update_share": round(timing["update_s"] / busy, 4) if busy else None,
                    "teacher_or_loading_share": round(timing["teacher_or_loading_s"] / busy, 4) if busy else None},
         "throughput": {"examples_per_s": round(state.examples / wall, 1) if wall else None,
@@ -626,14 +626,42 @@ def row_gradients(slot_row, slot_coef, slot_vec, vectors):
     return rows, grads
 
 
-@njit(cache=True)
-def sq_norm(a):
-    """Σ a² in float64 (a 1-D or 2-D float32 array)."""
-    total = 0.0
-    flat = a.ravel()
-    for i in range(flat.size):
-        total += np.float64(flat[i]) * flat[i]
-    return total
+def sq_norm(a) -> float:
+    """Σ a² (a float32 array; BLAS dot)."""
+    flat = np.ascontiguousarray(a).reshape(-1)
+    return float(np.dot(flat, flat))
+
+
+# Teacher vectors are stored as float16, which numba cannot read: kernels take them as their uint16
+# bits (a view, no copy) and convert each value through a 65,536-entry table; float32 features
+# pass through. feature_view() gives the array a kernel takes, value() reads one element.
+_F16_TO_F32 = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
+
+
+def feature_view(a: np.ndarray) -> np.ndarray:
+    """A stored vector array as a kernel reads it: float16 as its uint16 bits, else float32."""
+    if a.dtype == np.float16:
+        return np.ascontiguousarray(a).view(np.uint16)
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def value(x):  # pragma: no cover - replaced in kernels by the overload below
+    raise NotImplementedError
+
+
+@numba.extending.overload(value, inline="always")
+def _value(x):
+    if isinstance(x, numba.types.Integer):
+        return lambda x: _F16_TO_F32[x]
+    return lambda x: np.float32(x)
+
+
+@njit(cache=True, parallel=True)
+def gather_rows(vec, idx, out):
+    """out[i] = vec[idx[i]] as float32 (vec: feature_view of stored vectors)."""
+    for i in prange(len(idx)):
+        for e in range(out.shape[1]):
+            out[i, e] = value(vec[idx[i], e])
 
 
 @njit(cache=True, parallel=True)
@@ -758,7 +786,7 @@ def fast_update(model: Model, optimizer: Optimizer, settings: LoopSettings, lr: 
             st["step"] += 1
             step = st["step"]
         if r is None:  # the dense tensors are always clipped; the table's rows with clip_scope all only
-            update_dense(weight, np.ascontiguousarray(g, dtype=np.float32), lr, scale, adam,
+            update_dense(weight, g, lr, scale, adam,
                          m if adam else weight, v if adam else weight, step, b1, b2, optimizer.eps)
         else:
             update_rows(weight, r, g, lr, scale if settings.clip_scope == "all" else 1.0, adam, m, v, step, b1, b2,
@@ -807,7 +835,7 @@ def prepare_centre_windows(block: dict, rng: np.random.Generator, *, window: int
     examples = np.diff(bounds)
     words = examples.copy()
     words[0] += len(pos) - len(centres)  # words that are no centre count with the first batch
-    return {"vec": np.ascontiguousarray(block["word_vectors"], dtype=np.float32),
+    return {"vec": feature_view(block["word_vectors"]),
             "xpos": pos[centres].astype(np.int64),
             "cpos": np.ascontiguousarray(np.where(m, pos[np.maximum(w, 0)], -1), dtype=np.int64),
             "ctx": np.ascontiguousarray(np.where(m, c_ids[np.maximum(w, 0)], -1), dtype=np.int64),

@@ -53,8 +53,8 @@ import numpy as np
 
 from staticvec.errors import StaticvecError
 from staticvec.train.negative_sampling import (
-    Batch, LoopSettings, Model, UnigramSampler, as_numpy, fast_update, keep_probabilities, logistic_loss, njit,
-    prange, row_gradients, sigmoid, softplus,
+    Batch, LoopSettings, Model, UnigramSampler, as_numpy, fast_update, feature_view, keep_probabilities,
+    logistic_loss, njit, prange, row_gradients, sigmoid, softplus, value,
 )
 
 CONTEXT_MEANS = ("exclude_target", "all_words", "all_pieces")
@@ -151,7 +151,7 @@ def sentence_sums(vec, offsets, pieces, sums, counts):
             if pieces[w] > 0:
                 n += 1
                 for e in range(vec.shape[1]):
-                    sums[s, e] += vec[w, e]
+                    sums[s, e] += value(vec[w, e])
         counts[s] = n
 
 
@@ -168,7 +168,7 @@ def x2static_grads(U, vec, sums, counts, targets, sent, has, rows, mode, clamp, 
             h = has[i]
             den = np.float32(max(counts[s] - h, 1))
             for e in range(D):
-                E[i, e] = (sums[s, e] - vec[targets[i], e] * h) / den if h else sums[s, e] / den
+                E[i, e] = (sums[s, e] - value(vec[targets[i], e]) * h) / den if h else sums[s, e] / den
         elif mode == 1:
             den = np.float32(max(counts[s], 1))
             for e in range(D):
@@ -288,7 +288,7 @@ class X2Static(Model):
             sums = np.ascontiguousarray(block["sentence_vectors"], dtype=np.float32)
             vec, counts = sums[:1], np.ones(n_sent, np.int64)
         else:
-            vec = np.ascontiguousarray(block["word_vectors"], dtype=np.float32)
+            vec = feature_view(block["word_vectors"])
             sums, counts = np.empty((n_sent, vec.shape[1]), np.float32), np.empty(n_sent, np.int64)
             sentence_sums(vec, offsets.astype(np.int64), block["word_pieces"], sums, counts)
         return {"steps": steps, "targets": targets.astype(np.int64), "sent": sent_of[targets].astype(np.int64),
