@@ -1,6 +1,7 @@
 """Quality of the distillation trainers, old code vs new, over seeds (issue 14).
 
-Trains each method with its CLI defaults on the stored teacher features of the default corpus,
+Trains each method with its block of config/config.yaml (the workflow's default run; keys that steer the
+workflow, variants and ``engine`` left out, so old code reads them too) on the stored teacher features of the default corpus,
 once per seed, with the code of a given ``workflow`` directory (``--code``: today's checkout, or an
 older commit unpacked with ``git archive <commit> workflow | tar -x -C DIR``), evaluates WS353,
 SimLex-999, RW and MEN, and writes one JSON per run under ``--out``. ``--summary OLD NEW`` prints the
@@ -40,9 +41,10 @@ def run(args) -> None:
             if os.path.exists(stem + ".scores.json"):
                 continue
             shards = sorted(glob.glob(os.path.join(args.features, feature_set, "0*")))
+            params = json.dumps(config_params(args.config, method), sort_keys=True)
             t0 = time.time()
             subprocess.run(["staticvec", "train", command, "--features", *shards, "--vocab", args.vocab,
-                            "--feature-vocab", args.vocab, "--seed", str(seed), "--threads", str(args.threads),
+                            "--feature-vocab", args.vocab, "--params", params, "--seed", str(seed), "--threads", str(args.threads),
                             "--device", "cpu", "--no-progress", "--out", stem + ".npy"], env=env, check=True,
                            stdout=subprocess.DEVNULL, stderr=open(stem + ".log", "w"))
             seconds = time.time() - t0
@@ -54,6 +56,13 @@ def run(args) -> None:
                 json.dump({"method": method, "seed": seed, "seconds": round(seconds, 1), "scores": scores}, f)
             print(method, seed, round(seconds, 1), scores, flush=True)
             os.unlink(stem + ".npy")
+
+
+def config_params(path: str, method: str) -> dict:
+    import yaml
+
+    block = yaml.safe_load(open(path))["methods"][method]
+    return {k: v for k, v in block.items() if k not in ("threads", "checkpoint_every", "variants", "engine")}
 
 
 def extract(result: dict) -> dict:
@@ -111,6 +120,8 @@ def main(argv=None) -> int:
     ap.add_argument("--code", default="workflow", help="the workflow directory whose staticvec package runs")
     ap.add_argument("--out", help="directory for the runs' records")
     ap.add_argument("--features", default=FEATURES)
+    ap.add_argument("--config", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config",
+                                                     "config.yaml"), help="the methods' hyper-parameters")
     ap.add_argument("--vocab", default=VOCAB)
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
