@@ -58,7 +58,7 @@ def test_stored_and_recomputed_features_train_the_same_vectors(setup, tmp_path):
     np.testing.assert_allclose(a.vectors, b.vectors, atol=1e-5)
     record = json.loads((tmp_path / "a.bin.json").read_text())
     assert record["source"]["spec"]["context"] == "paragraph" and record["train"]["words"] > 0
-    assert record["options"]["context_mean"] == {"used": "exclude_target", "paper": "exclude_target",
+    assert record["options"]["context_mean"] == {"used": "all_words", "paper": "all_words",
                                                  "released_code": "all_pieces", "follows": "paper"}
     timing = record["train"]["timing"]
     assert 0 < timing["static_update_share"] < 1 and timing["update_s"] > 0

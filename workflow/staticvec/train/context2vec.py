@@ -5,14 +5,17 @@ Reading of the paper (§3.1–3.3, Eqs. 1 and 4–8; the PDF text mangles them):
     u_i       = W_o o_i                                                   (1)  o_i: teacher vector of the centre
     V_context = λ1 W1 o_i + λ2 W2 φ( (1/2ws') Σ_{1≤|k|≤ws'} o_{i+k} )     (4)  "tied contextualized attention"
     L1 = −Σ log σ( (Σ_{1≤|j|≤ws} u'_{i+j})ᵀ u_i )                          (5)  semantic loss
-    L2 = −Σ log σ( V_contextᵀ u_i )                                         (6)  contextualized loss
+    L2 = −Σ log σ( V_contextᵀ u'_{w_i} )                                    (6)  contextualized loss (read: see below)
     L3 = −Σ Σ_{m=1..k} log σ( −u'_{neg_m}ᵀ u_i ),  neg ~ P(w)               (7)  negative loss
     L  = η1 L1 + η2 L2 + η3 L3                                             (8)
 
 u' (the static table of the context words) is the output embedding. W2 is *tied*: one matrix for
 every context word, so the mean of the W2-projected context vectors is W2 applied to their mean
-(the paper's reduction). "In practice λ1 = λ2 (here ``lam``), the u_i of Eq. 1 can be directly used
-as V_center" (i.e. W1 = W_o: ``tie_w1``, default true), "ws' = ws = 5". φ is "an optional
+(the paper's reduction). §3.2: "In practice, to reduce the complexity, the weight parameter λ1 and
+λ2 are the same [here ``lam``]; the u_i in Eq.1 can be directly used as V_context; the value of w's
+is the same as that of ws". Taken literally (V_context = u_i), L2 would be −log σ(u_iᵀu_i), which
+ignores the context words that Eq. 4 builds V_context from; it is read as the *residual term* of
+Eq. 4, V_center = W1 o_i, being u_i (W1 = W_o: ``tie_w1``, default true). φ is "an optional
 nonlinear function" (``phi``: identity by default, tanh as an option). The context words are the
 centre's in-vocabulary neighbours within ±ws (those of the window that exist: at a sentence edge
 the mean is over fewer than 2ws' words, as the released code's mean).
@@ -23,9 +26,13 @@ Choices where the text is ambiguous, each an option:
   negative-sampling term ``−log σ(−u'_negᵀ u_i)`` is used (same direction, bounded).
 - Eq. 5 sums the context vectors (``semantic_context: sum``); the text mentions "the inner product
   of the normalized vectors": ``mean`` uses their mean instead.
-- Eq. 6 scores V_context against the contextual centre u_i (``contextualized_target: centre``);
-  Heuristic 2 says the context words' contextual vectors should match "the static embedding of the
-  center word": ``static`` scores it against u'_{w_i}, the centre word's row of the output table.
+- Eq. 6 prints V_contextᵀ u_i. With W1 tied to W_o that term involves only W_o and W2 (W2 is used
+  nowhere else), so L2 would never reach the output table u' and "Context-to-Vec" would be
+  BERT + Skip-gram with a summed-context term. Heuristic 2, which L2 implements ("the contextualized
+  embeddings for the context words ... further enhance the static embedding"), says the context
+  words' contextual vectors should match "the static embedding of the center word": the default
+  (``contextualized_target: static``) scores V_context against u'_{w_i}, the centre word's row of
+  the output table, so every loss shapes u'; ``centre`` is Eq. 6 as printed.
 - η1 = η2 = η3 = 1 and λ = 0.5 (the paper gives no values; the released code's 0.5/0.5 mix).
   The other hyper-parameters are BERT + Skip-gram's (the paper's primary baseline, its code's
   ancestor): window 5, 5 negatives ∝ count^0.75, SGD lr 0.025 decaying linearly, clip norm 5.
@@ -60,7 +67,7 @@ class C2VParams(SkipGramParams):
     tie_w1: bool = True  # V_center = u_i (W1 = W_o)
     phi: str = "identity"  # identity | tanh
     semantic_context: str = "sum"  # Eq. 5: sum | mean of the context vectors
-    contextualized_target: str = "centre"  # Eq. 6: u_i (centre) | u'_{w_i} (static, Heuristic 2)
+    contextualized_target: str = "static"  # Eq. 6 vs u'_{w_i} (Heuristic 2: L2 reaches u') | centre: u_i as printed
     released_mix: float = 0.5  # released variant: weight of o_i (1 - mix for the context mean)
 
     def __post_init__(self):

@@ -16,13 +16,17 @@ GPT-2; 384 for MiniLM, 576 for SmolLM2 here), N the negatives. E_ctx is fixed (n
 What enters the mean (``context_mean``) is where the paper, its equation and the released code
 differ; all three are offered:
 
-- ``exclude_target`` (default): the mean over the sentence's words *without the target*,
-  ``(Σ_{w∈S} M(S,w) − M(S,w_t)) / (|S| − 1)``. The paper calls w_t "the masked target word"
+- ``all_words`` (default): Eq. 3 as printed, ``E_ctx(S, w_t) = 1/|S| Σ_{w∈S} M(S, w)``: the mean
+  over all words of S, the target included (the teacher sees the whole, unmasked sentence, so the
+  target's own contextual vector is one of the |S| terms).
+- ``exclude_target``: the mean over the sentence's words *without the target*,
+  ``(Σ_{w∈S} M(S,w) − M(S,w_t)) / (|S| − 1)``. The prose calls w_t "the masked target word"
   (Eq. 1), builds on Sent2vec's ``E_ctx`` over ``S \\ {w_t}`` (Eq. 2) and speaks of "the sentence
-  S \\ {w_t} without the target word"; the teacher still sees the whole sentence (masking the
-  input would cost one teacher pass per word, which the paper rules out). Computed from the stored
-  per-word vectors as sum minus the target's vector, over *words* (each word = mean of its pieces).
-- ``all_words``: Eq. 3 taken literally: the mean over all words of S, the target included.
+  S \\ {w_t} without the target word", but Eq. 3, the definition X2Static_sent uses, sums over
+  every w ∈ S; this reading of the prose is the option. The teacher still sees the whole sentence
+  (masking the input would cost one teacher pass per word, which the paper rules out). Computed
+  from the stored per-word vectors as sum minus the target's vector, over *words* (each word = the
+  mean of its pieces).
 - ``all_pieces``: the released code (``learn_from_*_ver2.py``: "No masking at all in this
   version"): the mean of every last-layer *piece* state of the sentence input, [CLS]/[SEP]
   (<s>/</s>) included, so words with many pieces weigh more — the ``sentence_vectors`` feature.
@@ -65,7 +69,7 @@ class X2StaticParams:
     """Hyper-parameters; defaults are the paper's (Table 1), released-code behaviours are options."""
 
     context: str = "sentence"  # sentence (X2Static_sent) | paragraph (X2Static_para): the features' teacher inputs
-    context_mean: str = "exclude_target"  # exclude_target | all_words (Eq. 3 literally) | all_pieces (released code)
+    context_mean: str = "all_words"  # all_words (Eq. 3) | exclude_target (prose: masked target) | all_pieces (released)
     negatives: int = 10
     negative_power: float = 0.5  # paper: unspecified; fastText/Sent2vec and the released code: 0.5
     subsample_t: float = 5e-6
