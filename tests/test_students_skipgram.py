@@ -118,6 +118,7 @@ def test_attention_gradient_flows_into_the_context_table_and_projection():
 
 @pytest.mark.parametrize("options", [
     {},
+    {"contextualized_target": "centre"},
     {"contextualized_target": "static", "tie_w1": False, "phi": "tanh", "semantic_context": "mean"},
 ])
 def test_c2v_losses_equal_a_loop(options):
@@ -147,13 +148,39 @@ def test_c2v_losses_equal_a_loop(options):
         L1 = -np.log(sig(summed @ u))
         o_bar = np.mean([vec[j] for j in ctx], axis=0)
         v_context = 0.4 * (W1 @ o) + 0.4 * (W2 @ phi(o_bar))
-        target = Ut[block["word_ids"][i]] if options.get("contextualized_target") == "static" else u
+        target = Ut[block["word_ids"][i]] if params.contextualized_target == "static" else u
         L2 = -np.log(sig(v_context @ target))
         negs = rows[b, 2 * window: 2 * window + k]
         L3 = sum(-np.log(sig(-(Ut[n] @ u))) for n in negs)
         total += eta[0] * L1 + eta[1] * L2 + eta[2] * L3
     got = model.loss(batch, views, model.dense)
     assert float(got.detach()) == pytest.approx(total, rel=1e-5)
+
+
+@pytest.mark.parametrize("engine", ["autograd", "fast"])
+def test_c2v_default_contextualized_loss_shapes_the_output_table(engine):
+    """Issue 16, item 1: with the defaults every loss reaches u' (the evaluated table): dL2/du' != 0.
+
+    L2 alone (eta1 = eta3 = 0) trains; the centre words' rows of u' must move. With
+    ``contextualized_target: centre`` (Eq. 6 as printed, tied W1) L2 involves W_o and W2 only."""
+    block = tiny_block()
+    moved = {}
+    for target in (None, "centre"):
+        options = {} if target is None else {"contextualized_target": target}
+        params = C2VParams(dim=DIM, window=2, negatives=2, batch_centres=4, eta1=0.0, eta3=0.0, engine=engine,
+                           **options)
+        model = with_random_table(ContextToVec(np.arange(V, 0, -1), D, params, seed=0))
+        before = model.tables["ctx"].clone()
+        batch, views = one_batch(model, block)
+        loss = model.loss(batch, views, model.dense)
+        grad, = torch.autograd.grad(loss, views["ctx"])
+        if target is None:
+            assert float(grad.abs().sum()) > 1e-6  # dL2/du' != 0 at the default
+        else:
+            assert float(grad.abs().sum()) == 0.0
+        train(model, MemoryBlocks([block]), params.loop_settings(), seed=1, progress=False)
+        moved[target] = float((model.tables["ctx"] - before).abs().sum())
+    assert moved[None] > 1e-4 and moved["centre"] == 0.0
 
 
 def test_c2v_released_variant_mixes_centre_and_context():

@@ -89,6 +89,23 @@ def test_context_vectors_equal_hand_computation(tmp_path, family, context):
         np.testing.assert_allclose(batch.data["ctx"].numpy(), want, atol=1e-5, err_msg=mode)
 
 
+def test_default_context_is_eq3_the_mean_over_every_word_of_the_sentence():
+    """Eq. 3: E_ctx(S, w_t) = 1/|S| Σ_{w∈S} M(S, w), the target's own vector included (issue 16, item 5)."""
+    vectors = np.array([[1.0, 0.0], [0.0, 2.0], [4.0, 4.0], [3.0, -1.0], [1.0, 1.0]], dtype=np.float32)
+    block = {"sentence_offsets": np.array([0, 3, 5]), "word_ids": np.array([0, 1, 2, 3, -1]),
+             "word_pieces": np.array([1, 1, 1, 1, 1], dtype=np.int16), "word_vectors": vectors}
+    params = X2StaticParams(subsample_t=0, shuffle=False, negatives=1)  # context_mean: the default
+    model = X2Static(np.full(4, 10), 2, params)
+    batch = next(model.batches(block, np.random.default_rng(0)))
+    assert batch.rows["U"][:, 0].tolist() == [0, 1, 2, 3]  # the OOV word is context, never a target
+    want = np.stack([vectors[:3].mean(0)] * 3 + [vectors[3:].mean(0)])
+    np.testing.assert_allclose(batch.data["ctx"].numpy(), want, rtol=1e-6)
+    # the named option leaves the target out
+    params = X2StaticParams(subsample_t=0, shuffle=False, negatives=1, context_mean="exclude_target")
+    batch = next(X2Static(np.full(4, 10), 2, params).batches(block, np.random.default_rng(0)))
+    np.testing.assert_allclose(batch.data["ctx"].numpy()[0], vectors[1:3].mean(0), rtol=1e-6)
+
+
 def test_loss_equals_a_loop():
     rng = np.random.default_rng(0)
     params = X2StaticParams(negatives=3, score_clamp=None)

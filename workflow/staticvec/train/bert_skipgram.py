@@ -55,8 +55,9 @@ import numpy as np
 from staticvec.errors import StaticvecError
 from staticvec.files import atomic_path
 from staticvec.train.negative_sampling import (
-    Batch, LoopSettings, Model, UnigramSampler, centre_window_batches, context_windows, keep_probabilities,
-    log_sigmoid,
+    Batch, LoopSettings, Model, UnigramSampler, as_numpy, centre_window_batches, context_windows, fast_update,
+    keep_probabilities, learning_rate, log_sigmoid, matmul_nt, matmul_tn, njit, prange, prepare_centre_windows,
+    gather_rows, row_gradients, sigmoid, softplus, value,
 )
 
 AGGREGATIONS = ("attention", "mean", "pairs")
@@ -86,8 +87,13 @@ class SkipGramParams:
     shuffle: bool = True
     min_count: int = 5
     max_vocab: int | None = None
+    # fast: hand-written gradients in numba kernels on CPU (the same batches, draws and update rule:
+    # equal to autograd up to float rounding) | autograd: the torch reference (and the CUDA path)
+    engine: str = "fast"
 
     def __post_init__(self):
+        if self.engine not in ("fast", "autograd"):
+            raise StaticvecError(f"{self.method_name()} engine {self.engine!r}: expected fast or autograd")
         if self.window < 1 or self.dim < 1 or self.batch_centres < 1 or self.epochs < 1 or self.negatives < 0:
             raise StaticvecError(f"{self.method_name()}: window, dim, batch_centres, epochs >= 1 and negatives >= 0 are required")
         if self.loss_reduction not in ("sum", "mean"):
@@ -112,7 +118,8 @@ class SkipGramParams:
 
     def loop_settings(self) -> LoopSettings:
         return LoopSettings(epochs=self.epochs, lr=self.lr, lr_decay=self.lr_decay, min_lr_fraction=self.min_lr_fraction,
-                            optimizer=self.optimizer, clip_norm=self.clip_norm, clip_scope=self.clip_scope)
+                            optimizer=self.optimizer, clip_norm=self.clip_norm, clip_scope=self.clip_scope,
+                            engine=self.engine)
 
 
 @dataclass
@@ -165,6 +172,59 @@ class ContextualSkipGram(Model):
     def reduce(self, per_example):
         return per_example.sum() if self.params.loss_reduction == "sum" else per_example.mean()
 
+    # ------------------------------------------------ fast engine
+
+    @property
+    def supports_fast(self) -> bool:
+        return self.params.engine == "fast" and self.device == "cpu"
+
+    def _window_options(self) -> dict:  # pragma: no cover - per method
+        raise NotImplementedError
+
+    def prepare_block(self, block: dict, rng: np.random.Generator):
+        p = self.params
+        return prepare_centre_windows(block, rng, window=p.window, batch_size=p.batch_centres, negatives=p.negatives,
+                                      sampler=self.sampler, keep=self.keep, shuffle=p.shuffle, **self._window_options())
+
+    def run_block(self, prep, optimizer, settings, words_done: int, total: int):
+        """The block's steps (the batches of :meth:`batches`): per step loss, examples, words."""
+        if prep is None:
+            return [], [], []
+        import numba
+
+        threads = numba.get_num_threads()
+        U, V = as_numpy(self.dense["U"]), as_numpy(self.tables["ctx"])
+        bias = as_numpy(self.dense["b"]) if "b" in self.dense else None
+        bounds = prep["bounds"]
+        losses = []
+        done = words_done
+        for k in range(len(bounds) - 1):
+            lo, hi = int(bounds[k]), int(bounds[k + 1])
+            lr = learning_rate(settings.lr, settings.lr_decay, done, total, settings.min_lr_fraction)
+            red = 1.0 if self.params.loss_reduction == "sum" else 1.0 / (hi - lo)
+            loss, rows, grads, dense = self._fast_step(prep, lo, hi, U, V, bias, red, threads)
+            fast_update(self, optimizer, settings, lr, "ctx", rows, grads, dense)
+            losses.append(loss)
+            done += int(prep["words"][k])
+        return losses, prep["examples"].tolist(), prep["words"].tolist()
+
+    def _skipgram_step(self, X, lo, hi, prep, U, V, bias, red, threads, mode, scale):
+        """u = U X (+ b), skipgram_scores' gradients, and the dense ones."""
+        u = matmul_nt(X, U, threads)
+        if bias is not None:
+            u += bias
+        B = hi - lo
+        ctx, neg = prep["ctx"][lo:hi], prep["neg"][lo:hi]
+        S = ctx.shape[1] + neg.shape[1]
+        loss, du = np.empty(B), np.empty_like(u)
+        slot_row, slot_coef, slot_vec = np.empty(B * S, np.int64), np.empty(B * S, np.float32), np.empty(B * S, np.int64)
+        sg_grads(u, V, ctx, neg, mode, scale, red, loss, du, slot_row, slot_coef, slot_vec)
+        rows, grads = row_gradients(slot_row, slot_coef, slot_vec, u)
+        dense = {"U": matmul_tn(du, X, threads)}
+        if bias is not None:
+            dense["b"] = du.sum(0)
+        return float(loss.sum() * red), rows, grads, dense
+
     def save_model(self, path, words, teacher: dict | None = None) -> None:
         """The trained parameters (U, bias, W2…, V') with the words: what attention_weights needs."""
         import torch
@@ -174,6 +234,126 @@ class ContextualSkipGram(Model):
                    "ctx": self.tables["ctx"].detach().cpu(), "teacher": teacher}
         with atomic_path(path) as tmp:
             torch.save(payload, tmp)
+
+
+# ---------------------------------------------------------------- the fast engine (CPU)
+#
+# Hand-written forward and backward of skipgram_scores / c2v_losses per centre, in numba kernels
+# (a centre per thread: the result does not depend on the thread count). Every table row's
+# gradient is a scalar times one vector (u_i, or V_context for Context-to-Vec's static target), so
+# a step's sparse gradient is a list of slots (row, coefficient, vector index), summed per unique
+# row by negative_sampling.row_gradients; the projection's gradient is one matrix product.
+
+@njit(cache=True, parallel=True, fastmath=True)
+def sg_grads(u, V, ctx, neg, mode, scale, red, loss, du, slot_row, slot_coef, slot_vec):
+    """Loss per centre, dL/du and the row slots of skipgram_scores (mode 0 attention, 1 mean, 2 pairs).
+
+    ``red`` scales the gradients (1: sum over the batch, 1/B: mean); ``neg``: -1 marks padding.
+    """
+    B, d = u.shape
+    W, N = ctx.shape[1], neg.shape[1]
+    S = W + N
+    for i in prange(B):
+        gi = du[i]
+        gi[:] = 0.0
+        s = np.zeros(W, np.float32)
+        n_valid = 0
+        mx = -np.inf
+        li = 0.0
+        for j in range(W):
+            c = ctx[i, j]
+            slot_row[i * S + j] = c
+            slot_vec[i * S + j] = i
+            slot_coef[i * S + j] = 0.0
+            if c < 0:
+                continue
+            acc = np.float32(0.0)
+            for e in range(d):
+                acc += V[c, e] * u[i, e]
+            s[j] = acc
+            n_valid += 1
+            mx = max(mx, scale * acc)
+        if mode == 2:
+            for j in range(W):
+                c = ctx[i, j]
+                if c < 0:
+                    continue
+                li += softplus(-s[j])
+                g = np.float32((sigmoid(s[j]) - 1.0) * red)
+                slot_coef[i * S + j] = g
+                for e in range(d):
+                    gi[e] += g * V[c, e]
+        else:
+            a = np.zeros(W, np.float32)
+            total = 0.0
+            for j in range(W):
+                if ctx[i, j] >= 0:
+                    a[j] = np.exp(scale * s[j] - mx) if mode == 0 else 1.0
+                    total += a[j]
+            v = np.zeros(d, np.float32)
+            for j in range(W):
+                c = ctx[i, j]
+                if c >= 0:
+                    a[j] = a[j] / total
+                    for e in range(d):
+                        v[e] += a[j] * V[c, e]
+            pscore = np.float32(0.0)
+            for e in range(d):
+                pscore += v[e] * u[i, e]
+            li += softplus(-pscore)
+            g = sigmoid(pscore) - 1.0
+            gr = np.float32(g * red)
+            for e in range(d):
+                gi[e] += gr * v[e]
+            sbar = 0.0
+            if mode == 0:
+                for j in range(W):
+                    if ctx[i, j] >= 0:
+                        sbar += a[j] * g * s[j]
+            for j in range(W):
+                c = ctx[i, j]
+                if c < 0:
+                    continue
+                ds = a[j] * (g * s[j] - sbar) * scale if mode == 0 else 0.0
+                slot_coef[i * S + j] = np.float32((g * a[j] + ds) * red)
+                if ds != 0.0:
+                    dsr = np.float32(ds * red)
+                    for e in range(d):
+                        gi[e] += dsr * V[c, e]
+        for m in range(N):
+            r = neg[i, m]
+            k = i * S + W + m
+            slot_row[k] = r
+            slot_vec[k] = i
+            slot_coef[k] = 0.0
+            if r < 0:
+                continue
+            t = np.float32(0.0)
+            for e in range(d):
+                t += V[r, e] * u[i, e]
+            li += softplus(t)
+            g = np.float32(sigmoid(t) * red)
+            slot_coef[k] = g
+            for e in range(d):
+                gi[e] += g * V[r, e]
+        loss[i] = li
+
+
+@njit(cache=True, parallel=True)
+def context_means(vec, cpos, out):
+    """out[i] = mean of vec[cpos[i, j]] over the valid (>= 0) positions (Context-to-Vec's o_ctx)."""
+    B, D = out.shape
+    for i in prange(B):
+        out[i, :] = 0.0
+        n = 0
+        for j in range(cpos.shape[1]):
+            p = cpos[i, j]
+            if p >= 0:
+                n += 1
+                for e in range(D):
+                    out[i, e] += value(vec[p, e])
+        if n > 0:
+            out[i, :] /= np.float32(n)
 
 
 def skipgram_scores(u, rows, mask, window: int, negatives: int, aggregation: str, scale: float = 1.0,
@@ -214,6 +394,16 @@ class BertSkipGram(ContextualSkipGram):
         return centre_window_batches(block, rng, window=p.window, batch_size=p.batch_centres, negatives=p.negatives,
                                      sampler=self.sampler, keep=self.keep, shuffle=p.shuffle,
                                      negatives_per_pair=p.aggregation == "pairs", device=self.device)
+
+    def _window_options(self) -> dict:
+        return {"negatives_per_pair": self.params.aggregation == "pairs"}
+
+    def _fast_step(self, prep, lo, hi, U, V, bias, red, threads):
+        p = self.params
+        X = np.empty((hi - lo, U.shape[1]), np.float32)
+        gather_rows(prep["vec"], prep["xpos"][lo:hi], X)
+        return self._skipgram_step(X, lo, hi, prep, U, V, bias, red, threads, AGGREGATIONS.index(p.aggregation),
+                                   p.attention_scale)
 
     def loss(self, batch: Batch, rows: dict, dense: dict):
         p = self.params

@@ -5,14 +5,17 @@ Reading of the paper (§3.1–3.3, Eqs. 1 and 4–8; the PDF text mangles them):
     u_i       = W_o o_i                                                   (1)  o_i: teacher vector of the centre
     V_context = λ1 W1 o_i + λ2 W2 φ( (1/2ws') Σ_{1≤|k|≤ws'} o_{i+k} )     (4)  "tied contextualized attention"
     L1 = −Σ log σ( (Σ_{1≤|j|≤ws} u'_{i+j})ᵀ u_i )                          (5)  semantic loss
-    L2 = −Σ log σ( V_contextᵀ u_i )                                         (6)  contextualized loss
+    L2 = −Σ log σ( V_contextᵀ u'_{w_i} )                                    (6)  contextualized loss (read: see below)
     L3 = −Σ Σ_{m=1..k} log σ( −u'_{neg_m}ᵀ u_i ),  neg ~ P(w)               (7)  negative loss
     L  = η1 L1 + η2 L2 + η3 L3                                             (8)
 
 u' (the static table of the context words) is the output embedding. W2 is *tied*: one matrix for
 every context word, so the mean of the W2-projected context vectors is W2 applied to their mean
-(the paper's reduction). "In practice λ1 = λ2 (here ``lam``), the u_i of Eq. 1 can be directly used
-as V_center" (i.e. W1 = W_o: ``tie_w1``, default true), "ws' = ws = 5". φ is "an optional
+(the paper's reduction). §3.2: "In practice, to reduce the complexity, the weight parameter λ1 and
+λ2 are the same [here ``lam``]; the u_i in Eq.1 can be directly used as V_context; the value of w's
+is the same as that of ws". Taken literally (V_context = u_i), L2 would be −log σ(u_iᵀu_i), which
+ignores the context words that Eq. 4 builds V_context from; it is read as the *residual term* of
+Eq. 4, V_center = W1 o_i, being u_i (W1 = W_o: ``tie_w1``, default true). φ is "an optional
 nonlinear function" (``phi``: identity by default, tanh as an option). The context words are the
 centre's in-vocabulary neighbours within ±ws (those of the window that exist: at a sentence edge
 the mean is over fewer than 2ws' words, as the released code's mean).
@@ -23,9 +26,13 @@ Choices where the text is ambiguous, each an option:
   negative-sampling term ``−log σ(−u'_negᵀ u_i)`` is used (same direction, bounded).
 - Eq. 5 sums the context vectors (``semantic_context: sum``); the text mentions "the inner product
   of the normalized vectors": ``mean`` uses their mean instead.
-- Eq. 6 scores V_context against the contextual centre u_i (``contextualized_target: centre``);
-  Heuristic 2 says the context words' contextual vectors should match "the static embedding of the
-  center word": ``static`` scores it against u'_{w_i}, the centre word's row of the output table.
+- Eq. 6 prints V_contextᵀ u_i. With W1 tied to W_o that term involves only W_o and W2 (W2 is used
+  nowhere else), so L2 would never reach the output table u' and "Context-to-Vec" would be
+  BERT + Skip-gram with a summed-context term. Heuristic 2, which L2 implements ("the contextualized
+  embeddings for the context words ... further enhance the static embedding"), says the context
+  words' contextual vectors should match "the static embedding of the center word": the default
+  (``contextualized_target: static``) scores V_context against u'_{w_i}, the centre word's row of
+  the output table, so every loss shapes u'; ``centre`` is Eq. 6 as printed.
 - η1 = η2 = η3 = 1 and λ = 0.5 (the paper gives no values; the released code's 0.5/0.5 mix).
   The other hyper-parameters are BERT + Skip-gram's (the paper's primary baseline, its code's
   ancestor): window 5, 5 negatives ∝ count^0.75, SGD lr 0.025 decaying linearly, clip norm 5.
@@ -44,8 +51,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from staticvec.errors import StaticvecError
-from staticvec.train.bert_skipgram import ContextualSkipGram, SkipGramParams, skipgram_scores
-from staticvec.train.negative_sampling import Batch, centre_window_batches, log_sigmoid
+from staticvec.train.bert_skipgram import ContextualSkipGram, SkipGramParams, context_means, skipgram_scores
+from staticvec.train.negative_sampling import (
+    Batch, centre_window_batches, gather_rows, log_sigmoid, matmul_nt, matmul_tn, njit, prange, row_gradients, sigmoid, softplus,
+)
 
 
 @dataclass
@@ -58,7 +67,7 @@ class C2VParams(SkipGramParams):
     tie_w1: bool = True  # V_center = u_i (W1 = W_o)
     phi: str = "identity"  # identity | tanh
     semantic_context: str = "sum"  # Eq. 5: sum | mean of the context vectors
-    contextualized_target: str = "centre"  # Eq. 6: u_i (centre) | u'_{w_i} (static, Heuristic 2)
+    contextualized_target: str = "static"  # Eq. 6 vs u'_{w_i} (Heuristic 2: L2 reaches u') | centre: u_i as printed
     released_mix: float = 0.5  # released variant: weight of o_i (1 - mix for the context mean)
 
     def __post_init__(self):
@@ -94,6 +103,95 @@ def c2v_losses(u, rows, mask, o, o_ctx, dense: dict, p: C2VParams):
     return L1, L2, L3
 
 
+@njit(cache=True, parallel=True, fastmath=True)
+def c2v_grads(u, y, z, V, ctx, neg, cid, sem_mean, static, tied, lam, eta1, eta2, eta3, red, loss, du, dz, vecs,
+              slot_row, slot_coef, slot_vec):
+    """c2v_losses' loss per centre and its gradients, by hand (the fast engine).
+
+    ``u`` = W_o o, ``y`` = the centre part of V_context (u when tied), ``z`` = W2 φ(o_ctx). Writes
+    dL/du, dL/dz (= dL/dy: both enter V_context with weight λ) and the row slots; ``vecs`` gets the
+    slot vectors (u_i, then V_context_i for the static target's row).
+    """
+    B, d = u.shape
+    W, N = ctx.shape[1], neg.shape[1]
+    S = W + N + 1
+    for i in prange(B):
+        gi = du[i]
+        gi[:] = 0.0
+        vecs[i, :] = u[i]
+        csum = np.zeros(d, np.float32)
+        nv = 0
+        for j in range(W):
+            c = ctx[i, j]
+            slot_row[i * S + j] = c
+            slot_vec[i * S + j] = i
+            slot_coef[i * S + j] = 0.0
+            if c >= 0:
+                nv += 1
+                for e in range(d):
+                    csum[e] += V[c, e]
+        f = 1.0 / max(nv, 1) if sem_mean else 1.0
+        s1 = np.float32(0.0)
+        for e in range(d):
+            csum[e] *= np.float32(f)
+            s1 += csum[e] * u[i, e]
+        g1 = (sigmoid(s1) - 1.0) * eta1 * red
+        for j in range(W):
+            if ctx[i, j] >= 0:
+                slot_coef[i * S + j] = np.float32(g1 * f)
+        for e in range(d):
+            gi[e] += np.float32(g1) * csum[e]
+        # L2: V_context = λ y + λ z against the centre u or the centre word's row
+        vctx = vecs[B + i]
+        for e in range(d):
+            vctx[e] = np.float32(lam) * (y[i, e] + z[i, e])
+        k = i * S + W + N
+        slot_row[k] = -1
+        slot_vec[k] = B + i
+        slot_coef[k] = 0.0
+        s2 = np.float32(0.0)
+        c = cid[i]
+        if static:
+            for e in range(d):
+                s2 += vctx[e] * V[c, e]
+        else:
+            for e in range(d):
+                s2 += vctx[e] * u[i, e]
+        g2 = (sigmoid(s2) - 1.0) * eta2 * red
+        gl = np.float32(g2 * lam)
+        if static:
+            slot_row[k] = c
+            slot_coef[k] = np.float32(g2)
+            for e in range(d):
+                dz[i, e] = gl * V[c, e]
+        else:
+            for e in range(d):
+                dz[i, e] = gl * u[i, e]
+                gi[e] += np.float32(g2) * vctx[e]
+        if tied:
+            for e in range(d):
+                gi[e] += dz[i, e]
+        # L3: negatives
+        l3 = 0.0
+        for m in range(N):
+            r = neg[i, m]
+            k = i * S + W + m
+            slot_row[k] = r
+            slot_vec[k] = i
+            slot_coef[k] = 0.0
+            if r < 0:
+                continue
+            t = np.float32(0.0)
+            for e in range(d):
+                t += V[r, e] * u[i, e]
+            l3 += softplus(t)
+            g = np.float32(sigmoid(t) * eta3 * red)
+            slot_coef[k] = g
+            for e in range(d):
+                gi[e] += g * V[r, e]
+        loss[i] = eta1 * softplus(-s1) + eta2 * softplus(-s2) + eta3 * l3
+
+
 class ContextToVec(ContextualSkipGram):
     def __init__(self, counts, teacher_dim: int, params: C2VParams, device: str = "cpu", seed: int = 0):
         import torch
@@ -113,6 +211,43 @@ class ContextToVec(ContextualSkipGram):
                                      negatives_per_pair=released, context_vectors=True,
                                      centre_rows=not released and p.contextualized_target == "static",
                                      device=self.device)
+
+    def _window_options(self) -> dict:
+        return {"negatives_per_pair": self.params.variant == "released"}
+
+    def _fast_step(self, prep, lo, hi, U, V, bias, red, threads):
+        from staticvec.train.negative_sampling import as_numpy
+
+        p = self.params
+        o = np.empty((hi - lo, U.shape[1]), np.float32)
+        gather_rows(prep["vec"], prep["xpos"][lo:hi], o)
+        o_ctx = np.empty_like(o)
+        context_means(prep["vec"], prep["cpos"][lo:hi], o_ctx)
+        if p.variant == "released":
+            X = np.float32(p.released_mix) * o + np.float32(1 - p.released_mix) * o_ctx
+            return self._skipgram_step(X, lo, hi, prep, U, V, bias, red, threads, 2, 1.0)
+        u = matmul_nt(o, U, threads)
+        if bias is not None:
+            u += bias
+        x2 = np.tanh(o_ctx) if p.phi == "tanh" else o_ctx
+        z = matmul_nt(x2, as_numpy(self.dense["W2"]), threads)
+        y = u if p.tie_w1 else matmul_nt(o, as_numpy(self.dense["W1"]), threads)
+        B, d = u.shape
+        ctx, neg = prep["ctx"][lo:hi], prep["neg"][lo:hi]
+        S = ctx.shape[1] + neg.shape[1] + 1
+        loss, du, dz, vecs = np.empty(B), np.empty_like(u), np.empty_like(u), np.empty((2 * B, d), np.float32)
+        slot_row, slot_coef, slot_vec = np.empty(B * S, np.int64), np.empty(B * S, np.float32), np.empty(B * S, np.int64)
+        c2v_grads(u, y, z, V, ctx, neg, prep["cid"][lo:hi], p.semantic_context == "mean",
+                  p.contextualized_target == "static", p.tie_w1, p.lam, p.eta1, p.eta2, p.eta3, red, loss, du, dz,
+                  vecs, slot_row, slot_coef, slot_vec)
+        rows, grads = row_gradients(slot_row, slot_coef, slot_vec, vecs)
+        dense = {"U": matmul_tn(du, o, threads)}
+        if bias is not None:
+            dense["b"] = du.sum(0)
+        dense["W2"] = matmul_tn(dz, x2, threads)
+        if not p.tie_w1:
+            dense["W1"] = matmul_tn(dz, o, threads)
+        return float(loss.sum() * red), rows, grads, dense
 
     def loss(self, batch: Batch, rows: dict, dense: dict):
         p = self.params

@@ -39,7 +39,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+import numba
 import numpy as np
+from numba import njit, prange
 
 from staticvec.errors import StaticvecError
 from staticvec.files import atomic_path
@@ -48,6 +50,7 @@ log = logging.getLogger(__name__)
 
 SUBSAMPLE_FORMULAS = ("word2vec", "mikolov")
 OPTIMIZERS = ("sgd", "adam")
+ENGINES = ("fast", "autograd")
 LR_DECAYS = ("linear", "none")
 
 
@@ -297,6 +300,7 @@ class LoopSettings:
     eps: float = 1e-8
     clip_norm: float | None = None
     clip_scope: str = "all"  # all | dense (see optimisation_step)
+    engine: str = "fast"  # fast: hand-written gradients in numba kernels (CPU) | autograd: the torch reference
     checkpoint_every: float = 600.0  # seconds between checkpoints (at block boundaries); 0: every block
     log_every: float = 60.0  # seconds between progress lines
 
@@ -450,6 +454,13 @@ def train(model: Model, source, settings: LoopSettings, seed: int, total_words: 
     last_log = last_ckpt = started
     bar = _progress_bar(progress, total, state.words, name)
     timing = state.timing
+    if settings.engine not in ENGINES:
+        raise StaticvecError(f"engine {settings.engine!r}: expected one of {', '.join(ENGINES)}")
+    use_fast = settings.engine == "fast" and device == "cpu" and bool(getattr(model, "supports_fast", False))
+    if settings.engine == "fast" and not use_fast:
+        log.info("%s: the fast engine covers CPU runs of the usual options; using the autograd engine (%s)",
+                 name, device)
+    examples_at_log, time_at_log = state.examples, started
     for epoch in range(state.epoch, settings.epochs):
         start = state.position if epoch == state.epoch else (0, 0)
         t0 = time.perf_counter()
@@ -457,7 +468,26 @@ def train(model: Model, source, settings: LoopSettings, seed: int, total_words: 
             timing["teacher_or_loading_s"] += time.perf_counter() - t0
             block_loss, block_examples, block_steps = 0.0, 0, 0
             lr = learning_rate(settings.lr, settings.lr_decay, state.words, total, settings.min_lr_fraction)
-            batches = iter(model.batches(block, rng))
+            if use_fast:
+                t1 = time.perf_counter()
+                prepared = model.prepare_block(block, rng)
+                timing["batching_s"] += time.perf_counter() - t1
+                t1 = time.perf_counter()
+                losses, examples, words = model.run_block(prepared, optimizer, settings, state.words, total)
+                timing["update_s"] += time.perf_counter() - t1
+                for loss, ex, wd in zip(losses, examples, words):
+                    lr = learning_rate(settings.lr, settings.lr_decay, state.words, total, settings.min_lr_fraction)
+                    state.steps += 1
+                    state.words += int(wd)
+                    state.examples += int(ex)
+                    state.loss_sum += float(loss)
+                    block_loss += float(loss)
+                    block_examples += int(ex)
+                    block_steps += 1
+                bar.update(int(sum(words)))
+                batches = iter(())
+            else:
+                batches = iter(model.batches(block, rng))
             while True:
                 t1 = time.perf_counter()
                 batch = next(batches, None)
@@ -486,8 +516,11 @@ def train(model: Model, source, settings: LoopSettings, seed: int, total_words: 
             now = time.perf_counter()
             if now - last_log >= settings.log_every:
                 last_log = now
-                log.info("%s: epoch %d, %.1f%% of words, %d steps, loss/step %.4f, lr %.5f", name, epoch,
-                         100.0 * state.words / max(total, 1), state.steps, block_loss / max(block_steps, 1), lr)
+                rate = (state.examples - examples_at_log) / max(now - time_at_log, 1e-9)
+                examples_at_log, time_at_log = state.examples, now
+                log.info("%s: epoch %d, %.1f%% of words, %d steps, %.0f examples/s, loss/step %.4f, lr %.5f",
+                         name, epoch, 100.0 * state.words / max(total, 1), state.steps, rate,
+                         block_loss / max(block_steps, 1), lr)
             if checkpoint is not None and now - last_ckpt >= settings.checkpoint_every:
                 t1 = time.perf_counter()
                 save_checkpoint(checkpoint, model, optimizer, rng, state, fp)
@@ -506,17 +539,305 @@ def train(model: Model, source, settings: LoopSettings, seed: int, total_words: 
         "total_words_per_epoch": total_words,
         "mean_loss_per_step": state.loss_sum / max(state.steps, 1),
         "curve": state.curve,
-        "timing": {**{k: round(v, 3) for k, v in timing.items()}, "wall_s": round(wall, 3),
+        "timing": {**{k: round(v, 6) for k, v in timing.items()}, "wall_s": round(wall, 6),
                    "static_update_share": round(timing["update_s"] / busy, 4) if busy else None,
                    "teacher_or_loading_share": round(timing["teacher_or_loading_s"] / busy, 4) if busy else None},
         "throughput": {"examples_per_s": round(state.examples / wall, 1) if wall else None,
                        "examples_per_update_s": round(state.examples / timing["update_s"], 1) if timing["update_s"] else None,
                        "words_per_s": round(state.words / wall, 1) if wall else None},
         "device": device,
+        "engine": "fast" if use_fast else "autograd",
     }
+
+
+# ---------------------------------------------------------------- the fast engine's shared kernels
+#
+# The fast engine computes each method's loss and gradients by hand (see the methods' modules) in
+# numba kernels that run a whole block of batches per call; the batches, the random draws and the
+# update rule are the autograd engine's, so both engines give the same result up to float rounding
+# (tests/test_students_fast.py). What is shared: a step's sparse gradient is a list of *slots*
+# (row id, scalar coefficient, index of a vector), the row's gradient being Σ coef · vector over
+# its slots. The slots are sorted by row (stable) and every unique row is summed in slot order by
+# one thread, so the result does not depend on the thread count; then SGD or lazy Adam
+# (torch.optim.SparseAdam's rule, as :class:`Optimizer`) updates those rows only.
+
+
+def fast_engine_threads(threads: int | None = None) -> int:
+    """Set (when given) and return the fast engine's thread count (numba's)."""
+    if threads:
+        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    return numba.get_num_threads()
+
+
+@njit(cache=True)
+def lr_at(lr0, decay_linear, min_fraction, done, total):
+    """:func:`learning_rate` in a kernel (``decay_linear``: 1 linear, 0 none)."""
+    if decay_linear == 0 or total <= 0:
+        return lr0
+    return lr0 * max(min_fraction, 1.0 - done / total)
+
+
+@njit(cache=True)
+def softplus(x):
+    """log(1 + e^x), stable: ℓ(x) = softplus(-x)."""
+    if x > 0:
+        return x + np.log1p(np.exp(-x))
+    return np.log1p(np.exp(x))
+
+
+@njit(cache=True)
+def sigmoid(x):
+    if x >= 0:
+        return 1.0 / (1.0 + np.exp(-x))
+    e = np.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(cache=True, parallel=True)
+def row_gradients(slot_row, slot_coef, slot_vec, vectors):
+    """Unique rows of the valid slots (row >= 0) and their summed gradients (float32).
+
+    Row r's gradient is Σ slot_coef[s] · vectors[slot_vec[s]] over its slots s, summed in slot
+    order by one thread: the result does not depend on the thread count.
+    """
+    order = np.argsort(slot_row, kind="mergesort")
+    n = len(order)
+    first = 0
+    while first < n and slot_row[order[first]] < 0:
+        first += 1
+    starts = np.empty(n - first + 1, np.int64)
+    n_rows = 0
+    for k in range(first, n):
+        if k == first or slot_row[order[k]] != slot_row[order[k - 1]]:
+            starts[n_rows] = k
+            n_rows += 1
+    starts[n_rows] = n
+    rows = np.empty(n_rows, np.int64)
+    dim = vectors.shape[1]
+    grads = np.zeros((n_rows, dim), np.float32)
+    for r in prange(n_rows):
+        rows[r] = slot_row[order[starts[r]]]
+        for k in range(starts[r], starts[r + 1]):
+            s = order[k]
+            c = np.float32(slot_coef[s])
+            j = slot_vec[s]
+            for e in range(dim):
+                grads[r, e] += c * vectors[j, e]
+    return rows, grads
+
+
+def sq_norm(a) -> float:
+    """Σ a² (a float32 array; BLAS dot)."""
+    flat = np.ascontiguousarray(a).reshape(-1)
+    return float(np.dot(flat, flat))
+
+
+# Teacher vectors are stored as float16, which numba cannot read: kernels take them as their uint16
+# bits (a view, no copy) and convert each value through a 65,536-entry table; float32 features
+# pass through. feature_view() gives the array a kernel takes, value() reads one element.
+_F16_TO_F32 = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
+
+
+def feature_view(a: np.ndarray) -> np.ndarray:
+    """A stored vector array as a kernel reads it: float16 as its uint16 bits, else float32."""
+    if a.dtype == np.float16:
+        return np.ascontiguousarray(a).view(np.uint16)
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def value(x):  # pragma: no cover - replaced in kernels by the overload below
+    raise NotImplementedError
+
+
+@numba.extending.overload(value, inline="always")
+def _value(x):
+    if isinstance(x, numba.types.Integer):
+        return lambda x: _F16_TO_F32[x]
+    return lambda x: np.float32(x)
+
+
+@njit(cache=True, parallel=True)
+def gather_rows(vec, idx, out):
+    """out[i] = vec[idx[i]] as float32 (vec: feature_view of stored vectors)."""
+    for i in prange(len(idx)):
+        for e in range(out.shape[1]):
+            out[i, e] = value(vec[idx[i], e])
+
+
+@njit(cache=True, parallel=True)
+def update_rows(table, rows, grads, lr, scale, adam, m, v, step, b1, b2, eps):
+    """``table[rows] -= lr · scale · grads`` (SGD) or lazy Adam at the table's ``step`` (>= 1)."""
+    dim = table.shape[1]
+    if not adam:
+        a = np.float32(-lr * scale)
+        for r in prange(len(rows)):
+            w = rows[r]
+            for e in range(dim):
+                table[w, e] += a * grads[r, e]
+        return
+    step_size = np.float32(lr * np.sqrt(1.0 - b2 ** step) / (1.0 - b1 ** step))
+    c1, c2, fb1, fb2, feps = np.float32(1.0 - b1), np.float32(1.0 - b2), np.float32(b1), np.float32(b2), np.float32(eps)
+    for r in prange(len(rows)):
+        w = rows[r]
+        for e in range(dim):
+            g = grads[r, e] * np.float32(scale)
+            mm = m[w, e] * fb1 + c1 * g
+            vv = v[w, e] * fb2 + c2 * g * g
+            m[w, e] = mm
+            v[w, e] = vv
+            table[w, e] += -step_size * (mm / (np.sqrt(vv) + feps))
+
+
+@njit(cache=True, parallel=True)
+def update_dense(weight, grad, lr, scale, adam, m, v, step, b1, b2, eps):
+    """The same rules over a whole tensor (any shape, C-contiguous)."""
+    flat_w, flat_g = weight.reshape(-1), grad.reshape(-1)
+    n = flat_w.size
+    if not adam:
+        a = np.float32(-lr * scale)
+        for i in prange(n):
+            flat_w[i] += a * flat_g[i]
+        return
+    flat_m, flat_v = m.reshape(-1), v.reshape(-1)
+    step_size = np.float32(lr * np.sqrt(1.0 - b2 ** step) / (1.0 - b1 ** step))
+    c1, c2, fb1, fb2, feps = np.float32(1.0 - b1), np.float32(1.0 - b2), np.float32(b1), np.float32(b2), np.float32(eps)
+    for i in prange(n):
+        g = flat_g[i] * np.float32(scale)
+        mm = flat_m[i] * fb1 + c1 * g
+        vv = flat_v[i] * fb2 + c2 * g * g
+        flat_m[i] = mm
+        flat_v[i] = vv
+        flat_w[i] += -step_size * (mm / (np.sqrt(vv) + feps))
+
+
+@njit(cache=True, parallel=True)
+def matmul_nt(a, b, nthreads):
+    """a @ b.T (a: n × k, b: m × k, float32); the rows of ``a`` split over ``nthreads`` BLAS calls."""
+    n = a.shape[0]
+    out = np.empty((n, b.shape[0]), np.float32)
+    bt = b.T
+    chunk = (n + nthreads - 1) // nthreads
+    for t in prange(nthreads):
+        lo, hi = t * chunk, min(n, (t + 1) * chunk)
+        if hi > lo:
+            out[lo:hi] = np.dot(a[lo:hi], bt)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def matmul_tn(a, b, nthreads):
+    """a.T @ b (a: n × m, b: n × k, float32); the m output rows split over ``nthreads`` BLAS calls."""
+    m = a.shape[1]
+    out = np.empty((m, b.shape[1]), np.float32)
+    chunk = (m + nthreads - 1) // nthreads
+    for t in prange(nthreads):
+        lo, hi = t * chunk, min(m, (t + 1) * chunk)
+        if hi > lo:
+            out[lo:hi] = np.dot(np.ascontiguousarray(a[:, lo:hi].T), b)
+    return out
+
+
+def adam_state(optimizer: Optimizer, name: str, weight):
+    """The optimizer's state of ``name`` as numpy views (created as :meth:`Optimizer.update` does)."""
+    import torch
+
+    st = optimizer.state.get(name)
+    if st is None:
+        st = optimizer.state[name] = {"step": 0, "exp_avg": torch.zeros_like(weight),
+                                      "exp_avg_sq": torch.zeros_like(weight)}
+    return st, st["exp_avg"].numpy(), st["exp_avg_sq"].numpy()
+
+
+def as_numpy(tensor) -> np.ndarray:
+    """A CPU float32 tensor's storage as a numpy array (shared: kernels update the tensor in place)."""
+    arr = tensor.detach().numpy()
+    if not arr.flags.c_contiguous:
+        raise StaticvecError("fast engine: parameters must be contiguous CPU tensors")
+    return arr
+
+
+_NO_STATE = np.zeros((1, 1), np.float32)
+
+
+def fast_update(model: Model, optimizer: Optimizer, settings: LoopSettings, lr: float, table: str, rows: np.ndarray,
+                grads: np.ndarray, dense_grads: dict) -> None:
+    """One step's clipping and update, as :func:`optimisation_step` does it, from numpy gradients.
+
+    ``rows`` / ``grads``: the unique rows of ``model.tables[table]`` and their summed gradients;
+    ``dense_grads``: name -> the full gradient of ``model.dense[name]``.
+    """
+    scale = 1.0
+    if settings.clip_norm:
+        total = sum(sq_norm(g) for g in dense_grads.values())
+        if settings.clip_scope == "all":
+            total += sq_norm(grads)
+        s = settings.clip_norm / (math.sqrt(total) + 1e-6)
+        if s < 1:  # torch.nn.utils.clip_grad_norm_'s rule
+            scale = s
+    adam = optimizer.kind == "adam"
+    b1, b2 = optimizer.betas
+    targets = [(table, model.tables[table], rows, grads)] + [(n, model.dense[n], None, g) for n, g in dense_grads.items()]
+    for name, tensor, r, g in targets:
+        weight = as_numpy(tensor)
+        m = v = _NO_STATE
+        step = 0
+        if adam:
+            st, m, v = adam_state(optimizer, name, tensor.detach())
+            st["step"] += 1
+            step = st["step"]
+        if r is None:  # the dense tensors are always clipped; the table's rows with clip_scope all only
+            update_dense(weight, g, lr, scale, adam,
+                         m if adam else weight, v if adam else weight, step, b1, b2, optimizer.eps)
+        else:
+            update_rows(weight, r, g, lr, scale if settings.clip_scope == "all" else 1.0, adam, m, v, step, b1, b2,
+                        optimizer.eps)
 
 
 def _progress_bar(enabled: bool, total: int, initial: int, name: str):
     from tqdm import tqdm
 
     return tqdm(total=total, initial=initial, desc=name, unit="word", mininterval=30, disable=not enabled)
+
+
+def prepare_centre_windows(block: dict, rng: np.random.Generator, *, window: int, batch_size: int, negatives: int,
+                           sampler: UnigramSampler, keep: np.ndarray | None = None, shuffle: bool = True,
+                           negatives_per_pair: bool = False) -> dict | None:
+    """The fast engine's form of :func:`centre_window_batches`: the same centres, order, negatives
+    and random draws (so both engines see the same batches), as flat arrays for a kernel.
+
+    Returns None when the block has no centre (no batch, as the batch generator). ``vec``: the
+    block's word vectors as float32 (one conversion per block); ``xpos``: each centre's position in
+    ``vec``; ``cpos`` / ``ctx``: its context words' positions / vocabulary ids (-1: padding);
+    ``neg``: negatives (k, or 2w·k per pair, -1 where the pair is padding); ``cid``: the centre's
+    id; ``bounds``: batch boundaries; ``words`` / ``examples``: per batch, as the batches count them.
+    """
+    offsets, ids = block["sentence_offsets"], block["word_ids"]
+    sent_of = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    pos = np.flatnonzero(ids >= 0)
+    c_ids = ids[pos]
+    win = context_windows(sent_of[pos], window)
+    mask = win >= 0
+    draws = rng.random(len(pos))
+    ok = (block["word_pieces"][pos] > 0) & mask.any(axis=1)
+    if keep is not None:
+        ok &= draws < keep[c_ids]
+    centres = np.flatnonzero(ok)
+    if shuffle:
+        centres = rng.permutation(centres)
+    W = 2 * window
+    neg = sampler.draw(rng, (len(centres), W, negatives) if negatives_per_pair else (len(centres), negatives))
+    if not len(centres):
+        return None
+    w, m = win[centres], mask[centres]
+    if negatives_per_pair:
+        neg = np.where(m[:, :, None], neg, -1).reshape(len(centres), -1)
+    bounds = np.append(np.arange(0, len(centres), batch_size), len(centres)).astype(np.int64)
+    examples = np.diff(bounds)
+    words = examples.copy()
+    words[0] += len(pos) - len(centres)  # words that are no centre count with the first batch
+    return {"vec": feature_view(block["word_vectors"]),
+            "xpos": pos[centres].astype(np.int64),
+            "cpos": np.ascontiguousarray(np.where(m, pos[np.maximum(w, 0)], -1), dtype=np.int64),
+            "ctx": np.ascontiguousarray(np.where(m, c_ids[np.maximum(w, 0)], -1), dtype=np.int64),
+            "neg": np.ascontiguousarray(neg, dtype=np.int64), "cid": c_ids[centres].astype(np.int64),
+            "bounds": bounds, "words": words.astype(np.int64), "examples": examples.astype(np.int64)}

@@ -168,7 +168,11 @@ def _run(args) -> int:
     params = _params(args, getattr(module, params_name))
     from staticvec.train.cli import default_threads
 
-    torch.set_num_threads(args.threads or (default_threads() if args.shards else 1))
+    threads = args.threads or (default_threads() if args.shards else 1)
+    torch.set_num_threads(threads)
+    from staticvec.train.negative_sampling import fast_engine_threads
+
+    fast_engine_threads(threads)  # the fast engine's kernels (numba) run on as many threads
     device = pick_device(args.device)
     vocab = Vocabulary.load(args.vocab, params.min_count, params.max_vocab)
     if not len(vocab):
@@ -228,6 +232,7 @@ def _run(args) -> int:
         "seed": args.seed,
         "device": device,
         "threads": torch.get_num_threads(),
+        "fast_engine_threads": fast_engine_threads(),
         "torch": torch.__version__,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "seconds": round(time.time() - started, 3),

@@ -16,13 +16,17 @@ GPT-2; 384 for MiniLM, 576 for SmolLM2 here), N the negatives. E_ctx is fixed (n
 What enters the mean (``context_mean``) is where the paper, its equation and the released code
 differ; all three are offered:
 
-- ``exclude_target`` (default): the mean over the sentence's words *without the target*,
-  ``(Σ_{w∈S} M(S,w) − M(S,w_t)) / (|S| − 1)``. The paper calls w_t "the masked target word"
+- ``all_words`` (default): Eq. 3 as printed, ``E_ctx(S, w_t) = 1/|S| Σ_{w∈S} M(S, w)``: the mean
+  over all words of S, the target included (the teacher sees the whole, unmasked sentence, so the
+  target's own contextual vector is one of the |S| terms).
+- ``exclude_target``: the mean over the sentence's words *without the target*,
+  ``(Σ_{w∈S} M(S,w) − M(S,w_t)) / (|S| − 1)``. The prose calls w_t "the masked target word"
   (Eq. 1), builds on Sent2vec's ``E_ctx`` over ``S \\ {w_t}`` (Eq. 2) and speaks of "the sentence
-  S \\ {w_t} without the target word"; the teacher still sees the whole sentence (masking the
-  input would cost one teacher pass per word, which the paper rules out). Computed from the stored
-  per-word vectors as sum minus the target's vector, over *words* (each word = mean of its pieces).
-- ``all_words``: Eq. 3 taken literally: the mean over all words of S, the target included.
+  S \\ {w_t} without the target word", but Eq. 3, the definition X2Static_sent uses, sums over
+  every w ∈ S; this reading of the prose is the option. The teacher still sees the whole sentence
+  (masking the input would cost one teacher pass per word, which the paper rules out). Computed
+  from the stored per-word vectors as sum minus the target's vector, over *words* (each word = the
+  mean of its pieces).
 - ``all_pieces``: the released code (``learn_from_*_ver2.py``: "No masking at all in this
   version"): the mean of every last-layer *piece* state of the sentence input, [CLS]/[SEP]
   (<s>/</s>) included, so words with many pieces weigh more — the ``sentence_vectors`` feature.
@@ -53,7 +57,8 @@ import numpy as np
 
 from staticvec.errors import StaticvecError
 from staticvec.train.negative_sampling import (
-    Batch, LoopSettings, Model, UnigramSampler, keep_probabilities, logistic_loss,
+    Batch, LoopSettings, Model, UnigramSampler, as_numpy, fast_update, feature_view, keep_probabilities,
+    logistic_loss, njit, prange, row_gradients, sigmoid, softplus, value,
 )
 
 CONTEXT_MEANS = ("exclude_target", "all_words", "all_pieces")
@@ -64,7 +69,7 @@ class X2StaticParams:
     """Hyper-parameters; defaults are the paper's (Table 1), released-code behaviours are options."""
 
     context: str = "sentence"  # sentence (X2Static_sent) | paragraph (X2Static_para): the features' teacher inputs
-    context_mean: str = "exclude_target"  # exclude_target | all_words (Eq. 3 literally) | all_pieces (released code)
+    context_mean: str = "all_words"  # all_words (Eq. 3) | exclude_target (prose: masked target) | all_pieces (released)
     negatives: int = 10
     negative_power: float = 0.5  # paper: unspecified; fastText/Sent2vec and the released code: 0.5
     subsample_t: float = 5e-6
@@ -77,8 +82,13 @@ class X2StaticParams:
     shuffle: bool = True
     min_count: int = 10
     max_vocab: int | None = 750000
+    # fast: hand-written gradients in numba kernels on CPU (the same batches, draws and update rule:
+    # equal to autograd up to float rounding) | autograd: the torch reference (and the CUDA path)
+    engine: str = "fast"
 
     def __post_init__(self):
+        if self.engine not in ("fast", "autograd"):
+            raise StaticvecError(f"x2static engine {self.engine!r}: expected fast or autograd")
         if self.context not in ("sentence", "paragraph"):
             raise StaticvecError(f"x2static context {self.context!r}: expected sentence or paragraph")
         if self.context_mean not in CONTEXT_MEANS:
@@ -95,7 +105,8 @@ class X2StaticParams:
         return cls(**d)
 
     def loop_settings(self) -> LoopSettings:
-        return LoopSettings(epochs=self.epochs, lr=self.lr, lr_decay="none", optimizer=self.optimizer)
+        return LoopSettings(epochs=self.epochs, lr=self.lr, lr_decay="none", optimizer=self.optimizer,
+                            engine=self.engine)
 
 
 def sentence_contexts(block: dict, mode: str, device: str = "cpu"):
@@ -132,6 +143,63 @@ def context_vectors(block: dict, targets: np.ndarray, mode: str, sums, counts, d
     own = torch.as_tensor(block["word_vectors"][targets], device=device).float()
     has = torch.as_tensor(block["word_pieces"][targets] > 0, device=device).float().unsqueeze(-1)
     return (sums[sent] - own * has) / (counts[sent].unsqueeze(-1) - has).clamp(min=1)
+
+
+@njit(cache=True, parallel=True)
+def sentence_sums(vec, offsets, pieces, sums, counts):
+    """Per sentence: the float32 sum of its words' vectors (words with >= 1 piece) and their number."""
+    for s in prange(len(offsets) - 1):
+        sums[s, :] = 0.0
+        n = 0
+        for w in range(offsets[s], offsets[s + 1]):
+            if pieces[w] > 0:
+                n += 1
+                for e in range(vec.shape[1]):
+                    sums[s, e] += value(vec[w, e])
+        counts[s] = n
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def x2static_grads(U, vec, sums, counts, targets, sent, has, rows, mode, clamp, red, E, loss, slot_row, slot_coef,
+                   slot_vec):
+    """E_ctx of each target (mode 0 exclude_target, 1 all_words, 2 all_pieces: ``sums`` are the
+    sentence vectors), the loss ℓ(u_tᵀE) + Σ ℓ(−u_nᵀE) per target and its row slots (vector E_i)."""
+    n, K = rows.shape
+    D = U.shape[1]
+    for i in prange(n):
+        s = sent[i]
+        if mode == 0:
+            h = has[i]
+            den = np.float32(max(counts[s] - h, 1))
+            for e in range(D):
+                E[i, e] = (sums[s, e] - value(vec[targets[i], e]) * h) / den if h else sums[s, e] / den
+        elif mode == 1:
+            den = np.float32(max(counts[s], 1))
+            for e in range(D):
+                E[i, e] = sums[s, e] / den
+        else:
+            for e in range(D):
+                E[i, e] = sums[s, e]
+        li = 0.0
+        for m in range(K):
+            r = rows[i, m]
+            t = np.float32(0.0)
+            for e in range(D):
+                t += U[r, e] * E[i, e]
+            sign = 1.0 if m == 0 else -1.0
+            x = sign * t
+            inside = True
+            if clamp > 0:
+                if t > clamp or t < -clamp:
+                    inside = False
+                    x = sign * max(-clamp, min(clamp, t))
+            li += softplus(-x)
+            g = (sigmoid(x) - 1.0) * sign * red if inside else 0.0
+            k = i * K + m
+            slot_row[k] = r
+            slot_coef[k] = np.float32(g)
+            slot_vec[k] = i
+        loss[i] = li
 
 
 class X2Static(Model):
@@ -189,6 +257,69 @@ class X2Static(Model):
             yield Batch(rows={"U": torch.as_tensor(rows, device=self.device)}, data={"ctx": ctx},
                         examples=int(hi - lo), words=carry)
             carry = 0
+
+    # ------------------------------------------------ fast engine
+
+    @property
+    def supports_fast(self) -> bool:
+        return self.params.engine == "fast" and self.device == "cpu"
+
+    def prepare_block(self, block: dict, rng: np.random.Generator) -> dict:
+        """:meth:`batches` as flat arrays (the same draws in the same order, so the same steps)."""
+        p = self.params
+        offsets, ids = block["sentence_offsets"], block["word_ids"]
+        n_sent, n_words = len(offsets) - 1, len(ids)
+        sent_of = np.repeat(np.arange(n_sent), np.diff(offsets))
+        draws = rng.random(n_words)
+        in_vocab = ids >= 0
+        kept = in_vocab & (draws < self.keep[np.maximum(ids, 0)])
+        order = rng.permutation(n_sent) if p.shuffle else np.arange(n_sent)
+        rank = np.empty(n_sent, dtype=np.int64)
+        rank[order] = np.arange(n_sent)
+        targets = np.flatnonzero(kept)
+        targets = targets[np.argsort(rank[sent_of[targets]], kind="stable")]
+        negatives = self.sampler.draw(rng, (len(targets), p.negatives))
+        bounds = np.searchsorted(rank[sent_of[targets]], np.arange(0, n_sent + p.batch_sentences, p.batch_sentences))
+        words_per_sent = np.bincount(sent_of[in_vocab], minlength=n_sent)[order]
+        words_per_batch = np.add.reduceat(words_per_sent, np.arange(0, n_sent, p.batch_sentences)) if n_sent else []
+        steps, carry = [], 0
+        for b, words in enumerate(words_per_batch):  # as batches(): empty steps pass their words on
+            carry += int(words)
+            if bounds[b + 1] > bounds[b]:
+                steps.append((int(bounds[b]), int(bounds[b + 1]), carry))
+                carry = 0
+        if p.context_mean == "all_pieces":
+            sums = np.ascontiguousarray(block["sentence_vectors"], dtype=np.float32)
+            vec, counts = sums[:1], np.ones(n_sent, np.int64)
+        else:
+            vec = feature_view(block["word_vectors"])
+            sums, counts = np.empty((n_sent, vec.shape[1]), np.float32), np.empty(n_sent, np.int64)
+            sentence_sums(vec, offsets.astype(np.int64), block["word_pieces"], sums, counts)
+        return {"steps": steps, "targets": targets.astype(np.int64), "sent": sent_of[targets].astype(np.int64),
+                "has": (block["word_pieces"][targets] > 0).astype(np.int64),
+                "rows": np.ascontiguousarray(np.concatenate([ids[targets][:, None], negatives], axis=1), np.int64),
+                "vec": vec, "sums": sums, "counts": counts}
+
+    def run_block(self, prep, optimizer, settings, words_done: int, total: int):
+        p = self.params
+        U = as_numpy(self.tables["U"])
+        mode = CONTEXT_MEANS.index(p.context_mean)
+        losses, examples, words = [], [], []
+        for lo, hi, w in prep["steps"]:
+            n = hi - lo
+            rows = prep["rows"][lo:hi]
+            E, loss = np.empty((n, U.shape[1]), np.float32), np.empty(n)
+            slot_row, slot_coef, slot_vec = (np.empty(rows.size, np.int64), np.empty(rows.size, np.float32),
+                                             np.empty(rows.size, np.int64))
+            x2static_grads(U, prep["vec"], prep["sums"], prep["counts"], prep["targets"][lo:hi], prep["sent"][lo:hi],
+                           prep["has"][lo:hi], rows, mode, float(p.score_clamp or 0.0), 1.0 / n, E, loss, slot_row,
+                           slot_coef, slot_vec)
+            r, g = row_gradients(slot_row, slot_coef, slot_vec, E)
+            fast_update(self, optimizer, settings, settings.lr, "U", r, g, {})
+            losses.append(float(loss.sum()) / n)
+            examples.append(n)
+            words.append(w)
+        return losses, examples, words
 
     def loss(self, batch: Batch, rows: dict, dense: dict):
         import torch
