@@ -174,3 +174,20 @@ def test_cpu_training_does_not_import_dynamo():
             "print('torch._dynamo' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_long_epochs_log_their_progress(monkeypatch, caplog):
+    import logging
+
+    import staticvec.evaluate.tagging.train as train_module
+
+    monkeypatch.setattr(train_module, "PROGRESS_SECONDS", 0.0)  # every batch: as an epoch of minutes would
+    rng = np.random.default_rng(0)
+    vocab, sentences = planted_task(rng, 60)
+    data = TaskData("pos", "ud", sentences[:40], sentences[40:50], sentences[50:])
+    emb = Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
+    config = TaggerConfig(hidden=8, casing_dim=0, optimizer="adam", lr=0.05, batch_size=16, max_epochs=1, patience=1, dropout=0.0)
+    with caplog.at_level(logging.INFO, logger=train_module.__name__):
+        train_tagger(data, StaticInputs(emb, data), config, seed=1, device="cpu")
+    lines = [r.getMessage() for r in caplog.records if "sentences, loss/token" in r.getMessage()]
+    assert len(lines) == 3 and lines[-1].startswith("epoch 1: 40/40 sentences")  # 40 sentences in batches of 16

@@ -29,6 +29,7 @@ from staticvec.evaluate.tagging.chunk_f1 import score
 from staticvec.evaluate.tagging.data import TaskData
 
 log = logging.getLogger(__name__)
+PROGRESS_SECONDS = 30.0  # a progress line at most this often within an epoch
 
 
 @dataclass
@@ -201,7 +202,7 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
         for group in optimizer.param_groups:
             group["lr"] = lr
         model.train()
-        total_loss, total_tokens = 0.0, 0
+        total_loss, total_tokens, done_sentences, last_report = 0.0, 0, 0, time.perf_counter()
         for ids in length_bucketed_batches(train_lengths, config.batch_size, generator):
             batch = _to(collate([encoded["train"][i] for i in ids], with_chars), device)
             with _autocast(device, amp_dtype):
@@ -219,6 +220,13 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
             # 'mean' averages over sentences; report the loss per token either way
             total_loss += loss.item() * (batch["words"].shape[0] if config.loss_reduction == "mean" else 1)
             total_tokens += n_tokens
+            done_sentences += batch["words"].shape[0]
+            if time.perf_counter() - last_report >= PROGRESS_SECONDS:  # long epochs (frozen teacher) are not silent
+                last_report = time.perf_counter()
+                elapsed = last_report - epoch_start
+                log.info("epoch %d: %d/%d sentences, loss/token %.4f, %.0f s (about %.0f s left in the epoch)",
+                         epoch + 1, done_sentences, n_train, total_loss / max(total_tokens, 1), elapsed,
+                         elapsed * (n_train - done_sentences) / max(done_sentences, 1))
         dev = evaluate("dev")
         improved = dev["score"] > best_dev
         curve.append({
