@@ -69,7 +69,7 @@ def test_config_errors_name_the_key(config):
     with pytest.raises(StaticvecError, match="pairs_of"):
         SemgloveRules(bad)
     bad = copy.deepcopy(config)
-    bad["cooc"]["semglove"]["window"] = bad["teacher"]["feature_sets"]["sentence"]["attention_window"] + 1
+    bad["cooc"]["semglove"]["window"] = bad["teacher"]["feature_sets"]["semglove"]["attention_window"] + 1
     with pytest.raises(StaticvecError, match="attention_window"):
         SemgloveRules(bad)
     bad = copy.deepcopy(config)
@@ -85,7 +85,7 @@ def test_paper_config_names_the_paper_teacher_and_settings(config):
     assert sg.tp.model(sg.teacher) == "bert-large-uncased-whole-word-masking"
     assert paper["teacher"]["mlm_mode"] == "masked" and paper["methods"]["semglove"]["iterations"] == 100
     # raw ±2S positions hold GloVe's window of S in-vocabulary words each side (OOV deleted first)
-    assert paper["teacher"]["feature_sets"]["sentence"]["attention_window"] == 2 * paper["cooc"]["semglove"]["window"]
+    assert paper["teacher"]["feature_sets"]["semglove"]["attention_window"] == 2 * paper["cooc"]["semglove"]["window"]
 
 
 def test_rule_files_resolve_every_semglove_target(shared_data):

@@ -39,28 +39,48 @@ def test_traits_of_offline_and_local_teachers(tmp_path):
 
 def test_feature_flags_parse_back_into_the_cli(config):
     plan = TeacherPlan(config)
+    # the students' pass computes what they read: last layer and sentence vectors, no attention or MLM
     args = parse(plan.feature_args("minilm", "sentence"))
-    window = config["teacher"]["feature_sets"]["sentence"]["attention_window"]  # raw ±2S (SemGloVe's window)
-    assert (args.context, args.layers, args.attention_window, args.mlm_topk) == ("sentence", [-1], window, 11)
-    assert window == 2 * config["cooc"]["semglove"]["window"]
+    assert (args.context, args.layers, args.attention_window, args.mlm_topk) == ("sentence", [-1], 0, 0)
     assert args.sentence_vectors and args.special_tokens and args.min_count == 5
     assert args.ase == config["teacher"]["feature_sets"]["sentence"]["ase"]  # ASE sums ride on this pass by default
+    # the SemGloVe builders' pass: attention and MLM only (no vectors)
+    sg = parse(plan.feature_args("minilm", "semglove"))
+    window = config["teacher"]["feature_sets"]["semglove"]["attention_window"]  # raw ±2S (SemGloVe's window)
+    assert (sg.context, sg.layers, sg.attention_window, sg.mlm_topk) == ("sentence", [], window, 11)
+    assert window == 2 * config["cooc"]["semglove"]["window"] and config["cooc"]["semglove"]["feature_set"] == "semglove"
     ase = parse(plan.feature_args("minilm", "ase"))
     assert ase.ase and not ase.special_tokens and ase.layers == [] and ase.ase_max_words == 20000
     para = parse(plan.feature_args("minilm", "paragraph"))
     assert para.context == "paragraph" and para.mlm_topk == 0
     # a causal teacher gets no MLM flags, and needs no fitted head
-    gpt = parse(plan.feature_args("smollm2", "sentence"))
+    gpt = parse(plan.feature_args("smollm2", "semglove"))
     assert gpt.mlm_topk == 0 and gpt.attention_window == window
-    assert not plan.uses_fitted_head("smollm2", "sentence")
+    assert not plan.uses_fitted_head("smollm2", "semglove")
     head = parse(plan.fit_head_args("minilm"), "fit-mlm-head")
     assert head.mode == "unmasked" and head.epochs == 6 and head.lr == 0.002
 
 
+def test_each_pass_serves_only_readers_that_need_it(config):
+    """SemGloVe's builders are the only readers of attention/MLM, so only their pass computes them; at paper
+    scale (masked MLM: one copy per piece) the students' passes run no masked copies."""
+    from staticvec.sheets import EmbeddingSheet
+
+    for cfg in (config, load_config(["config/config.yaml", "config/paper.yaml"])):
+        plan = TeacherPlan(cfg)
+        passes = plan.passes(EmbeddingSheet.load("config/embeddings.yaml", cfg))
+        with_mlm = [p for p in passes if "MLM" in p["computes"] or "attention" in p["computes"]]
+        assert with_mlm and all(p["set"] == cfg["cooc"]["semglove"]["feature_set"] for p in with_mlm)
+        assert all(r.startswith("semglove") for p in with_mlm for r in p["readers"])
+        students = [p for p in passes if any(r.startswith(("bert_sg", "c2v", "x2static")) for r in p["readers"])]
+        assert students and not any("MLM" in p["computes"] or "attention" in p["computes"] for p in students)
+
+
 def test_fitted_head_only_where_needed(config):
     plan = TeacherPlan(config)
-    assert plan.uses_fitted_head("minilm", "sentence")
-    assert not plan.uses_fitted_head("minilm", "paragraph")  # no MLM in that set
+    assert plan.uses_fitted_head("minilm", "semglove")
+    assert not plan.uses_fitted_head("minilm", "sentence")  # no MLM in the students' set
+    assert not plan.uses_fitted_head("minilm", "paragraph")
     never = copy.deepcopy(config)
     never["teacher"]["mlm_head"]["fit"] = "never"
     assert not TeacherPlan(never).uses_fitted_head("minilm", "sentence")

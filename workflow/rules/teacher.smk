@@ -62,6 +62,10 @@ rule teacher_features:
     params:
         args=teacher_feature_args,
         out=parent_dir,
+        computes=lambda wc: TP.computes(wc.teacher, wc.fset),
+    message:
+        # the plan in a dry run: what this pass computes (`staticvec teacher plan` lists its readers)
+        "teacher {wildcards.teacher} / set {wildcards.fset} / shard {wildcards.shard}: {params.computes}"
     log:
         f"{R}/logs/teacher/{{teacher}}/features/{{fset}}/{{shard}}.log",
     benchmark:

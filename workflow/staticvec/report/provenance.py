@@ -65,6 +65,10 @@ def provenance(config: dict | None, corpus_manifest: dict | None = None, teacher
         record["torch"] = torch.__version__
     except ImportError:  # pragma: no cover
         pass
+    if (config or {}).get("teacher"):
+        from staticvec.teacher.load import dtype_policy
+
+        record["teacher_dtype"] = dtype_policy(config)  # what teacher passes compute in here (features.json: per shard)
     if extra:
         record.update(extra)
     return record

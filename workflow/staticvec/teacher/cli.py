@@ -31,7 +31,8 @@ def _add_teacher_args(p) -> None:
                    help="minilm | smollm2 | a hub name (bert-base-uncased) | a local model directory | a .gguf file")
     p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
-                   help="autocast dtype on CUDA (auto: bf16 where supported, else fp16; CPU runs float32)")
+                   help="compute dtype (auto: bf16 weights on CPUs with native bf16, else fp32; "
+                        "on CUDA bf16 autocast where supported, else fp16)")
     p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
     p.add_argument("--max-length", type=int, default=None, help="cap on input pieces (default: the model's, ≤ 512)")
     p.add_argument("--batch-tokens", type=int, default=8192, help="padded pieces per batch")
@@ -39,8 +40,8 @@ def _add_teacher_args(p) -> None:
 
 def _add_vocab_args(p, required: bool = True) -> None:
     p.add_argument("--vocab", required=required, help="vocabulary file (word TAB count, by frequency)")
-    p.add_argument("--min-count", type=int, default=1)
-    p.add_argument("--max-vocab", type=int, default=None)
+    p.add_argument("--min-count", type=int, default=1, help="vocabulary words seen at least this often (word ids; others -1)")
+    p.add_argument("--max-vocab", type=int, default=None, help="keep at most this many vocabulary words, most frequent first")
 
 
 def register(subparsers) -> None:
@@ -52,7 +53,7 @@ def register(subparsers) -> None:
     _add_vocab_args(p)
     p.add_argument("--shard", required=True, help="corpus shard (.tsv.gz)")
     p.add_argument("--out", required=True, help="output directory (features.json is written last)")
-    p.add_argument("--context", choices=["sentence", "paragraph"], default="sentence")
+    p.add_argument("--context", choices=["sentence", "paragraph"], default="sentence", help="model input: one sentence, or its whole paragraph (X2Static para)")
     p.add_argument("--layers", type=_layers, default=[-1], help="word-vector layers: last | all | none | 0,6,-1")
     p.add_argument("--sentence-vectors", action="store_true", help="mean of all pieces of each sentence (X2Static)")
     p.add_argument("--attention-window", type=int, default=0, metavar="S", help="attention weights for offsets ±1..S")
@@ -66,7 +67,7 @@ def register(subparsers) -> None:
     p.add_argument("--no-special-tokens", dest="special_tokens", action="store_false",
                    help="no [CLS]/[SEP] (<s>/</s>) around inputs (the released ASE code's BERT input)")
     p.add_argument("--part-sentences", type=int, default=4096, help="sentences per resumable part file")
-    p.add_argument("--vector-dtype", choices=["float16", "float32"], default="float16")
+    p.add_argument("--vector-dtype", choices=["float16", "float32"], default="float16", help="storage dtype of the word and sentence vectors")
     p.set_defaults(handler=_features)
 
     p = sub.add_parser("fit-mlm-head", help="fit an MLM head on a frozen encoder that has none (MiniLM)")
@@ -74,32 +75,39 @@ def register(subparsers) -> None:
     p.add_argument("--shards", nargs="+", required=True, help="corpus shards to fit on")
     p.add_argument("--out", required=True, help="head file (.pt)")
     p.add_argument("--report", default=None, help="JSON report: held-out top-1/top-10 vs unigram")
-    p.add_argument("--mode", choices=["unmasked", "masked"], default="unmasked")
-    p.add_argument("--train-positions", type=int, default=50_000)
-    p.add_argument("--heldout-positions", type=int, default=10_000)
-    p.add_argument("--select-prob", type=float, default=0.15)
-    p.add_argument("--epochs", type=int, default=6)
-    p.add_argument("--lr", type=float, default=2e-3)
-    p.add_argument("--batch-positions", type=int, default=1024)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mode", choices=["unmasked", "masked"], default="unmasked", help="fit on the unmasked states (the released SemGloVe code's predictions) or on masked copies")
+    p.add_argument("--train-positions", type=int, default=50_000, help="piece positions the head is fitted on")
+    p.add_argument("--heldout-positions", type=int, default=10_000, help="piece positions kept out to report top-1/top-10 accuracy")
+    p.add_argument("--select-prob", type=float, default=0.15, help="share of pieces sampled as positions (BERT: 15 %%)")
+    p.add_argument("--epochs", type=int, default=6, help="passes over the training positions")
+    p.add_argument("--lr", type=float, default=2e-3, help="Adam learning rate")
+    p.add_argument("--batch-positions", type=int, default=1024, help="positions per Adam step")
+    p.add_argument("--seed", type=int, default=0, help="seed of the position sample and the head's initialisation")
     p.set_defaults(handler=_fit_head)
+
+    p = sub.add_parser("plan", help="which teacher passes a config runs, what each computes, who reads it")
+    p.add_argument("--config", dest="configs", action="append", default=None,
+                   help="config file(s), merged in order (default: config/config.yaml)")
+    p.add_argument("--by-method", action="store_true", help="name readers by method, not by the embeddings sheet")
+    p.set_defaults(handler=_plan)
 
     p = sub.add_parser("baseline", help="contextual baselines as static embeddings: token | word | ase")
     p.add_argument("kind", choices=["token", "word", "ase"])
     p.add_argument("--teacher", default=None, help="teacher (token, word; ase with --fallback-word)")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
-    p.add_argument("--online", action="store_true")
-    p.add_argument("--max-length", type=int, default=None)
-    p.add_argument("--batch-tokens", type=int, default=8192)
+    p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                   help="compute dtype, as for `teacher features` (the same policy for every teacher pass)")
+    p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
+    p.add_argument("--max-length", type=int, default=None, help="cap on input pieces (default: the model's, ≤ 512)")
+    p.add_argument("--batch-tokens", type=int, default=8192, help="padded pieces per batch")
     _add_vocab_args(p)
     p.add_argument("--features", nargs="*", default=[], help="ase: the shards' features (features.json or dirs)")
     p.add_argument("--layers", type=_layers, default=None, help="word: default last; ase: default all")
-    p.add_argument("--no-special-tokens", dest="special_tokens", action="store_false")
+    p.add_argument("--no-special-tokens", dest="special_tokens", action="store_false", help="word: no [CLS]/[SEP] around the word")
     p.add_argument("--fallback-word", action="store_true", help="ase: unseen words get their word-alone vector")
     p.add_argument("--out", required=True,
                    help="token/word with one layer: embedding file; word with several layers and ase: directory")
-    p.add_argument("--format", default="word2vec", choices=["word2vec", "binary", "npy", "glove"])
+    p.add_argument("--format", default="word2vec", choices=["word2vec", "binary", "npy", "glove"], help="embedding file format")
     p.set_defaults(handler=_baseline)
 
 
@@ -170,6 +178,23 @@ def _fit_head(args) -> int:
         write_json(args.report, report)
     log.info("MLM head (%s): held-out top-1 %.3f, top-10 %.3f (unigram %.3f / %.3f)", args.mode,
              report["heldout_top1"], report["heldout_top10"], report["unigram_top1"], report["unigram_top10"])
+    return 0
+
+
+def _plan(args) -> int:
+    from staticvec.config import load_config, resolve_path
+    from staticvec.sheets import EmbeddingSheet
+    from staticvec.teacher.load import dtype_policy
+    from staticvec.teacher.plan import TeacherPlan
+
+    config = load_config(args.configs or ["config/config.yaml"])
+    sheet = None
+    if not args.by_method:
+        path = config.get("sheets", {}).get("embeddings", "config/embeddings.yaml")
+        sheet = EmbeddingSheet.load(resolve_path(path), config)
+    policy = dtype_policy(config)
+    print(f"teacher dtype {policy['requested']} on this machine: {policy['dtype']} ({policy['reason']})")
+    print(TeacherPlan(config).describe_passes(sheet))
     return 0
 
 

@@ -6,8 +6,9 @@ model inputs (*units*): one per sentence (``context="sentence"``), or one per pa
 (``context="paragraph"``: every sentence of the paragraph, kept or not, in chunks cut at sentence
 boundaries to fit the model's maximum length; a single sentence longer than that is processed
 alone, truncated with a warning). Units are sorted by length into batches of about
-``batch_tokens`` padded pieces, run once through the encoder (``torch.inference_mode``, bf16/fp16
-autocast on CUDA), and every feature asked for is computed from that one pass:
+``batch_tokens`` padded pieces, run once through the encoder (``torch.inference_mode``, in the
+teacher's dtype: bf16 weights on CPUs with native bf16, bf16/fp16 autocast on CUDA, else fp32), and
+every feature asked for is computed from that one pass:
 
 ============================ =====================================================================
 feature (arrays of a part)   what
@@ -30,7 +31,9 @@ feature (arrays of a part)   what
 
 and, for ASE, per-layer running sums of the vectors of selected vocabulary words (all layers),
 with occurrence counts. Nothing loops over words or pieces in Python: pieces map to words by
-index arrays, and means are ``index_add_`` segment sums.
+index arrays, and means are ``index_add_`` segment sums. Whatever the teacher's dtype, every sum
+(word and sentence means, ASE occurrence sums, attention over layers and heads) accumulates in fp32,
+and the MLM top-k is re-scored in fp32 (:meth:`Teacher.mlm_topk`).
 """
 
 from __future__ import annotations
@@ -394,7 +397,7 @@ class FeatureExtractor:
         device = attentions[0].device
         A = torch.zeros_like(attentions[0][:, 0], dtype=torch.float32)
         for layer_attn in attentions:
-            A += layer_attn.float().sum(dim=1)  # (B, L, L)
+            A += layer_attn.sum(dim=1, dtype=torch.float32)  # (B, L, L), fp32 sum without an fp32 copy
         B, L = local.shape
         W_max = int(nw.max()) if len(nw) else 0
         if W_max == 0:
@@ -443,8 +446,7 @@ class FeatureExtractor:
         if self.spec.mlm_mode == "unmasked":
             states = last[torch.as_tensor(b_idx, device=last.device), torch.as_tensor(p_idx, device=last.device)]
             for chunk in torch.split(states, 1024):
-                logits = teacher.mlm_logits(chunk)
-                v, i = logits.topk(k, dim=-1)
+                v, i = teacher.mlm_topk(chunk, k)
                 top_ids.append(i.cpu())
                 top_logits.append(v.cpu())
         else:
@@ -458,8 +460,7 @@ class FeatureExtractor:
                 copy[torch.arange(len(bb), device=ids.device), pp] = teacher.mask_id
                 res = teacher.forward(copy, mask[bb], hidden_states=False, attentions=False)
                 states = res.last_hidden_state[torch.arange(len(bb), device=ids.device), pp]
-                logits = teacher.mlm_logits(states)
-                v, i = logits.topk(k, dim=-1)
+                v, i = teacher.mlm_topk(states, k)
                 top_ids.append(i.cpu())
                 top_logits.append(v.cpu())
         return (words, piece_ids, torch.cat(top_ids).numpy(), torch.cat(top_logits).numpy())

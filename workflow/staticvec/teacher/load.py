@@ -14,7 +14,8 @@ A teacher *spec* is one of
 
 The loaded :class:`Teacher` knows its model family (``bert``, ``roberta``, ``gpt2``, ``llama``…),
 whether it ships a real MLM head, its maximum input length, and runs its forward passes under
-``torch.inference_mode`` with bf16/fp16 autocast on CUDA.
+``torch.inference_mode`` in the dtype :func:`resolve_dtype` picks (``teacher.dtype: auto``): bf16
+weights on CPUs with native bf16 (AVX512-BF16, AMX), fp32 on other CPUs, bf16/fp16 autocast on CUDA.
 """
 
 from __future__ import annotations
@@ -122,15 +123,88 @@ def pick_device(device: str = "auto") -> str:
     return device
 
 
-def pick_dtype(device: str, dtype: str = "auto"):
-    """The autocast dtype of forward passes: bf16 (or fp16 on older cards) on CUDA, none on CPU."""
+# CPU flags (``/proc/cpuinfo``) of native bf16 arithmetic: AVX512-BF16 (Cooper Lake, Zen 4/5) and AMX
+# (Sapphire Rapids and later). Without them bf16 is emulated and slower than fp32.
+BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def cpu_flags(path: str | os.PathLike = "/proc/cpuinfo") -> set[str] | None:
+    """The CPU's feature flags (the first ``flags`` line of ``/proc/cpuinfo``); None if unreadable."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith(("flags", "Features")):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        return None
+    return None
+
+
+def cpu_native_bf16(flags: set[str] | None = None) -> tuple[bool, str]:
+    """Whether the CPU computes bf16 natively, and why we think so (for the logs and the manifest).
+
+    ``flags`` (tests inject them) default to ``/proc/cpuinfo``'s; where that is unreadable (macOS),
+    torch's own CPU probe decides.
+    """
+    if flags is None:
+        flags = cpu_flags()
+    if flags is not None:
+        found = [f for f in BF16_CPU_FLAGS if f in flags]
+        return (True, "cpu flags " + "+".join(found)) if found else (False, "no avx512_bf16/amx_bf16 cpu flag")
+    try:  # pragma: no cover - platforms without /proc/cpuinfo
+        import torch
+
+        if torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported():
+            return True, "torch cpu probe: avx512_bf16/amx"
+    except Exception:  # noqa: BLE001 - private API: absent in some builds
+        pass
+    return False, "no native bf16 found"  # pragma: no cover
+
+
+def resolve_dtype(device: str, dtype: str = "auto", flags: set[str] | None = None) -> tuple[str, str]:
+    """The compute dtype of teacher passes, as ``(name, reason)``.
+
+    ``auto``: on CUDA bf16 where the card has it, else fp16 (autocast); on a CPU bf16 where it computes
+    bf16 natively (bf16 weights: 3x fp32 on Zen 5, benchmarks/README.md), else float32. ``float32``,
+    ``bfloat16`` and ``float16`` (CUDA only) force one.
+    """
+    if dtype not in DTYPES:
+        raise StaticvecError(f"teacher dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
+    cuda = device.startswith("cuda")
+    if dtype != "auto":
+        if dtype == "float16" and not cuda:
+            raise StaticvecError("teacher dtype float16 is for CUDA only (CPUs compute it slower than fp32): "
+                                 "use bfloat16 or float32")
+        return dtype, "forced"
+    if cuda:
+        import torch
+
+        return ("bfloat16", "cuda bf16") if torch.cuda.is_bf16_supported() else ("float16", "cuda without bf16")
+    native, why = cpu_native_bf16(flags)
+    return ("bfloat16" if native else "float32"), why
+
+
+def pick_dtype(device: str, dtype: str = "auto", flags: set[str] | None = None):
+    """The torch compute dtype of forward passes (None: float32), see :func:`resolve_dtype`."""
     import torch
 
-    if dtype == "float32" or (dtype == "auto" and not device.startswith("cuda")):
-        return None
-    if dtype == "auto":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return {"bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+    name, _ = resolve_dtype(device, dtype, flags)
+    return None if name == "float32" else getattr(torch, name)
+
+
+def dtype_policy(config: dict) -> dict:
+    """What the teacher passes of ``config`` compute in on this machine (for the run's provenance)."""
+    tc = config.get("teacher") or {}
+    requested = tc.get("dtype", "auto")
+    device = config.get("device", "auto")
+    try:
+        device = pick_device(device)
+        name, why = resolve_dtype(device, requested)
+    except (StaticvecError, ImportError) as exc:
+        return {"requested": requested, "device": device, "dtype": None, "reason": str(exc)}
+    return {"requested": requested, "device": device, "dtype": name, "reason": why,
+            "note": "per shard: teacher.dtype in each features.json"}
 
 
 class Teacher:
@@ -138,6 +212,10 @@ class Teacher:
 
     ``model`` is the full model as loaded (``*ForMaskedLM``, ``*ForCausalLM`` or a bare
     encoder); :attr:`encoder` is its base model, which every feature pass runs.
+
+    ``dtype`` (None: float32) is the compute dtype: on a CPU the weights are cast to it (bf16
+    weights run faster than bf16 autocast, benchmarks/README.md); on CUDA the fp32 weights run under
+    autocast. Sums over pieces, words and occurrences are kept in fp32 by the callers.
     """
 
     def __init__(self, model, tokenizer, name: str = "teacher", device: str = "cpu", dtype=None,
@@ -154,10 +232,14 @@ class Teacher:
         self.causal = self.family in CAUSAL_FAMILIES or bool(getattr(self.config, "is_decoder", False))
         self.encoder = model.base_model
         self.device = device
-        self.dtype = dtype
+        self.dtype = None if dtype in (None, torch.float32) else dtype
         if attention:
             self.use_eager_attention()
         self.model.to(device)
+        # CPU: the weights themselves in bf16 (no autocast); CUDA: fp32 weights under autocast
+        self.cast_weights = self.dtype is not None and not device.startswith("cuda")
+        if self.cast_weights:
+            self.model.to(self.dtype)
         # A real MLM head: what *ForMaskedLM models carry (BERT: .cls, RoBERTa: .lm_head).
         self._native_head = None
         if not self.causal and model is not self.encoder:
@@ -219,12 +301,19 @@ class Teacher:
             "vocab_size": int(self.input_embeddings().shape[0]),
             "mlm_head": self.mlm_head_kind,
             "device": str(self.device),
-            "autocast": None if self.dtype is None else str(self.dtype).replace("torch.", ""),
+            "dtype": self.dtype_name,
+            "weights": self.dtype_name if self.cast_weights else "float32",
+            "autocast": None if self.dtype is None or self.cast_weights else self.dtype_name,
         }
+
+    @property
+    def dtype_name(self) -> str:
+        """The compute dtype: float32, bfloat16 or float16."""
+        return "float32" if self.dtype is None else str(self.dtype).replace("torch.", "")
 
     # ------------------------------------------------------------ passes
     def autocast(self):
-        if self.dtype is None:
+        if self.dtype is None or self.cast_weights:
             return contextlib.nullcontext()
         return self._torch.autocast(device_type=self.device.split(":")[0], dtype=self.dtype)
 
@@ -249,6 +338,47 @@ class Teacher:
             )
         with self.autocast():
             return head(last_hidden).float()
+
+    def mlm_topk(self, last_hidden, k: int, rescore: int = 8):
+        """Top-``k`` MLM predictions ``(logits, ids)`` of last-layer states ``(n, d)``, best first.
+
+        In fp32 this is ``mlm_logits(h).topk(k)``. In a reduced dtype the projection onto the whole piece
+        vocabulary runs in that dtype (the pass's largest matmul), and its top ``k + rescore`` candidates
+        are re-scored in fp32 (the head's last hidden state against the candidates' decoder rows), so
+        that the order and the logits stored are not those of bf16's 8-bit mantissa (ties, rank flips).
+        Heads whose decoder is not a plain linear layer are scored in full instead.
+        """
+        torch = self._torch
+        head = self.fitted_head if self.fitted_head is not None else self._native_head
+        parts = _decoder_parts(head)
+        if self.dtype is None or parts is None:
+            logits = self.mlm_logits(last_hidden)
+            return logits.topk(k, dim=-1)
+        transform, weight, bias = parts
+        low = self.dtype
+        with self.autocast():
+            h = transform(last_hidden)  # d x d: in the head's own dtype
+            coarse = torch.nn.functional.linear(h.to(low), weight.to(low), None if bias is None else bias.to(low))
+        cand = coarse.topk(min(k + rescore, coarse.shape[-1]), dim=-1).indices  # (n, k + r)
+        exact = torch.einsum("nd,ncd->nc", h.float(), weight[cand].float())
+        if bias is not None:
+            exact = exact + bias.float()[cand]
+        v, i = exact.topk(k, dim=-1)
+        return v, cand.gather(1, i)
+
+
+def _decoder_parts(head):
+    """``(transform, decoder weight, decoder bias)`` of an MLM head, or None if not a known layout."""
+    if head is None:
+        return None
+    if hasattr(head, "transform_and_weights"):  # the fitted head
+        return head.transform_and_weights()
+    pred = getattr(head, "predictions", None)  # BERT: cls.predictions.{transform, decoder}
+    if pred is not None and hasattr(pred, "transform") and hasattr(pred, "decoder"):
+        bias = pred.decoder.bias if pred.decoder.bias is not None else getattr(pred, "bias", None)
+        transform = pred.transform
+        return (lambda x: transform(x.to(transform.dense.weight.dtype))), pred.decoder.weight, bias
+    return None
 
 
 def load_teacher(
@@ -299,11 +429,12 @@ def load_teacher(
     except ImportError as exc:
         raise StaticvecError(f"teacher {spec!r}: a package needed to load it is missing ({exc})") from None
     device = pick_device(device)
-    teacher = Teacher(model, tokenizer, name=source.name, device=device, dtype=pick_dtype(device, dtype),
+    dtype_name, why = resolve_dtype(device, dtype)
+    teacher = Teacher(model, tokenizer, name=source.name, device=device, dtype=pick_dtype(device, dtype_name),
                       max_length=max_length, attention=attention)
     if mlm_head is not None:
         from staticvec.teacher.mlm_head import load_head
 
         teacher.fitted_head = load_head(mlm_head, teacher)
-    log.info("teacher %s: %s", spec, teacher.describe())
+    log.info("teacher %s: %s (dtype %s: %s)", spec, teacher.describe(), dtype_name, why)
     return teacher

@@ -59,17 +59,32 @@ def _head_class():
         def embeddings(self):
             return self._embeddings[0]
 
+        def transform(self, hidden):
+            return self.norm(self.act(self.dense(hidden.to(self.dense.weight.dtype))))
+
+        def transform_and_weights(self):
+            """(transform, decoder weight, decoder bias): for :meth:`Teacher.mlm_topk`'s bf16 screen."""
+            return self.transform, self.embeddings, self.bias
+
         def forward(self, hidden):
-            h = self.norm(self.act(self.dense(hidden.to(self.dense.weight.dtype))))
+            h = self.transform(hidden)
             return nn.functional.linear(h, self.embeddings.to(h.dtype), self.bias.to(h.dtype))
 
     return FittedMLMHead
 
 
-def new_head(teacher):
+def new_head(teacher, embeddings_dtype=None):
+    """A head tied to ``teacher``'s input embeddings (a copy in ``embeddings_dtype`` if given).
+
+    The head's own parameters are fp32 (d x d: cheap); the decoder is the teacher's embedding matrix
+    as the teacher holds it (bf16 when its weights are), which :meth:`Teacher.mlm_topk` screens in bf16.
+    """
     cls = _head_class()
     eps = float(getattr(teacher.config, "layer_norm_eps", 1e-12))
-    return cls(teacher.hidden_size, teacher.input_embeddings().detach(), eps).to(teacher.device)
+    emb = teacher.input_embeddings().detach()
+    if embeddings_dtype is not None:
+        emb = emb.to(embeddings_dtype)
+    return cls(teacher.hidden_size, emb, eps).to(teacher.device)
 
 
 def save_head(head, path: str | os.PathLike) -> None:
@@ -184,7 +199,7 @@ def fit_head(teacher, shards, mode: str = "unmasked", train_positions: int = 50_
     held, train = order[:n_held], order[n_held:]
     dev = teacher.device
     x_train, y_train = states[train].to(dev), targets[train].to(dev)
-    head = new_head(teacher).train()
+    head = new_head(teacher, torch.float32).train()  # trained in fp32 on the (bf16 or fp32) encoder's states
     opt = torch.optim.Adam(head.parameters(), lr=lr)
     losses = []
     for epoch in range(epochs):
@@ -210,6 +225,7 @@ def fit_head(teacher, shards, mode: str = "unmasked", train_positions: int = 50_
                "top10": float(torch.isin(y_held, top10).float().mean()) if n_held else math.nan}
     head.meta = {
         "teacher": teacher.name,
+        "teacher_dtype": teacher.dtype_name,  # the encoder's states it was fitted on
         "mode": mode,
         "vocab_size": vocab,
         "hidden_size": teacher.hidden_size,

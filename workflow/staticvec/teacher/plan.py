@@ -200,3 +200,79 @@ class TeacherPlan:
             ks = range(1, self.n_shards + 1) if self.tc.get("ase", {}).get("curve") else [self.n_shards]
             out += [f"{base}/ase-{k}of{self.n_shards}/ase.json" for k in ks]
         return out
+
+    # ------------------------------------------------------------ which pass serves which reader
+    @staticmethod
+    def student_feature_set(method: str, params: dict) -> str:
+        """The set a distillation student reads (mirrors ``student_feature_set`` of train_students.smk)."""
+        return "paragraph" if method == "x2static" and params.get("context") == "paragraph" else "sentence"
+
+    def computes(self, teacher: str, fset: str) -> str:
+        """What one pass of ``fset`` computes, in words (from the same flags the rule passes)."""
+        fs = self.feature_set(fset)
+        traits = teacher_traits(self.model(teacher))
+        layers = fs.get("layers", [-1])
+        what = [f"{fs.get('context', 'sentence')} context"]
+        if layers == "all":
+            what.append("word vectors of every layer")
+        elif layers:
+            what.append("word vectors of layer(s) " + ",".join("last" if x == -1 else str(x) for x in layers))
+        if fs.get("sentence_vectors"):
+            what.append("sentence vectors")
+        if fs.get("attention_window"):
+            what.append(f"attention ±{fs['attention_window']}")
+        if fs.get("mlm_topk") and not traits["causal"]:
+            mode = self.tc.get("mlm_mode", "auto")
+            if mode == "auto":
+                mode = "unmasked (fitted head)" if self.uses_fitted_head(teacher, fset) else "masked"
+            what.append(f"MLM top-{fs['mlm_topk']} {mode}")
+        if fs.get("ase"):
+            what.append("ASE sums (all layers)")
+        if not fs.get("special_tokens", True):
+            what.append("no special tokens")
+        return ", ".join(what)
+
+    def passes(self, sheet=None) -> list[dict]:
+        """Every teacher pass the config asks for: ``{teacher, set, computes, readers}``.
+
+        ``sheet`` (an :class:`~staticvec.sheets.EmbeddingSheet`): readers are its embeddings; without
+        it, the readers are named by method. Sets nobody reads are not listed (no job runs them).
+        """
+        default = self.tc["default"]
+        readers: dict[tuple[str, str], list[str]] = {}
+
+        def add(teacher, fset, who):
+            readers.setdefault((teacher or default, fset), []).append(who)
+
+        sc = self.config.get("cooc", {}).get("semglove")
+        ase_set = self.tc.get("ase", {}).get("feature_set")
+        if sheet is not None:
+            for eid in sheet.ids():
+                spec = sheet[eid]
+                if spec.method in ("bert_sg", "c2v", "x2static"):
+                    add(spec.teacher, self.student_feature_set(spec.method, spec.params), eid)
+                elif spec.method == "semglove" and sc:
+                    add(sc.get("teacher"), sc["feature_set"], eid)
+                elif spec.method == "ase" and ase_set:
+                    add(spec.teacher, ase_set, eid)
+        else:
+            if sc:
+                add(sc.get("teacher"), sc["feature_set"], "SemGloVe builders")
+            for method in ("bert_sg", "c2v", "x2static sentence"):
+                add(None, "sentence", method)
+            add(None, "paragraph", "x2static paragraph")
+            if ase_set and self.tc.get("baselines", {}).get("ase"):
+                add(None, ase_set, "ase")
+        out = []
+        for (teacher, fset), who in sorted(readers.items()):
+            out.append({"teacher": teacher, "set": fset, "computes": self.computes(teacher, fset),
+                        "readers": who, "shards": self.n_shards})
+        return out
+
+    def describe_passes(self, sheet=None) -> str:
+        """The plan as text: one block per (teacher, feature set)."""
+        lines = []
+        for p in self.passes(sheet):
+            lines.append(f"teacher {p['teacher']} / set {p['set']} ({p['shards']} shard passes): {p['computes']}")
+            lines.append("    read by: " + ", ".join(p["readers"]))
+        return "\n".join(lines)

@@ -60,7 +60,8 @@ def plan_of(teacher, spec: FeatureSpec, shard, vocab_path, part_sentences: int, 
     head = getattr(teacher, "fitted_head", None)
     return {
         "format": FORMAT_VERSION,
-        "teacher": teacher.describe() | {"device": None, "autocast": None},
+        # the compute dtype is part of the plan (parts of one shard share it); the device is not
+        "teacher": teacher.describe() | {"device": None, "autocast": None, "weights": None},
         "mlm_head_file": getattr(head, "source_sha256", None),
         "spec": spec.to_dict(),
         "shard": str(shard),

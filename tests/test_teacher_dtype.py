@@ -1,0 +1,99 @@
+"""The teacher's compute dtype: bf16 where the CPU computes it natively (detected from its flags, not its
+vendor), fp32 elsewhere; the bf16 path gives the fp32 path's shapes, ids and alignment, and its values
+within bf16's precision."""
+
+import copy
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from teacher_fixtures import TEXT, small_vocab, tiny_bert  # noqa: E402
+
+from staticvec.errors import StaticvecError  # noqa: E402
+from staticvec.teacher.features import FeatureExtractor, FeatureSpec, Part  # noqa: E402
+from staticvec.teacher.load import Teacher, cpu_flags, dtype_policy, resolve_dtype  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+@pytest.mark.parametrize("flags, expected", [
+    ({"avx512f", "avx512_bf16", "avx512_vnni"}, "bfloat16"),  # Zen 4/5, Cooper Lake
+    ({"avx512f", "amx_bf16", "amx_tile"}, "bfloat16"),        # Sapphire Rapids
+    ({"avx2", "fma", "avx512f"}, "float32"),                 # AVX-512 without bf16: emulated, slower
+    (set(), "float32"),
+])
+def test_auto_picks_bf16_only_on_cpus_that_compute_it(flags, expected):
+    name, why = resolve_dtype("cpu", "auto", flags)
+    assert name == expected and why
+
+
+def test_forced_dtypes_and_errors():
+    assert resolve_dtype("cpu", "float32", {"avx512_bf16"})[0] == "float32"
+    assert resolve_dtype("cpu", "bfloat16", set())[0] == "bfloat16"
+    with pytest.raises(StaticvecError, match="float16 is for CUDA only"):
+        resolve_dtype("cpu", "float16", set())
+    with pytest.raises(StaticvecError, match="expected one of"):
+        resolve_dtype("cpu", "int4", set())
+
+
+def test_cpu_flags_read_from_cpuinfo(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx512_bf16 avx512_vnni\n\n"
+                    "processor\t: 1\nflags\t\t: fpu\n")
+    assert cpu_flags(info) == {"fpu", "sse2", "avx512_bf16", "avx512_vnni"}
+    assert cpu_flags(tmp_path / "absent") is None
+
+
+def test_provenance_records_the_policy(repo_root):
+    from staticvec.config import load_config
+
+    config = load_config([repo_root / "config/config.yaml"])
+    policy = dtype_policy(config)
+    assert policy["requested"] == "auto" and policy["dtype"] in ("bfloat16", "float32") and policy["reason"]
+    config["teacher"]["dtype"] = "float32"
+    assert dtype_policy(config)["dtype"] == "float32"
+
+
+def _bf16_twin(teacher):
+    model = copy.deepcopy(teacher.model)
+    return Teacher(model, teacher.tokenizer, name="tiny-bert-bf16", device="cpu", dtype=torch.bfloat16, attention=True)
+
+
+def _part(sentences):
+    n = len(sentences)
+    return Part(0, sentences=[s.split() for s in sentences], records=list(range(n)), paragraphs=list(range(n)))
+
+
+def test_bf16_features_have_fp32_shapes_ids_alignment_and_close_values():
+    fp32 = tiny_bert(layers=2)
+    bf16 = _bf16_twin(fp32)
+    assert bf16.describe()["weights"] == "bfloat16" and next(bf16.model.parameters()).dtype == torch.bfloat16
+    assert fp32.describe()["dtype"] == "float32"
+    spec = FeatureSpec(layers=(-1,), sentence_vectors=True, attention_window=3, mlm_topk=5, mlm_mode="unmasked",
+                       vector_dtype="float32")
+    sentences = TEXT[:6] + ["unbelievable , xyz !"]
+    a = FeatureExtractor(fp32, spec, small_vocab(), batch_tokens=40).extract(_part(sentences))
+    b = FeatureExtractor(bf16, spec, small_vocab(), batch_tokens=40).extract(_part(sentences))
+    assert set(a) == set(b)
+    for key in a:
+        assert a[key].shape == b[key].shape, key
+        if a[key].dtype.kind in "iub":  # ids, offsets, alignment: identical
+            if key != "mlm_topk_ids":
+                np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+        else:
+            assert b[key].dtype == a[key].dtype, key  # stored in the same dtype whatever the compute dtype
+    va, vb = a["word_vectors.2"], b["word_vectors.2"]  # the last of 2 layers (0 = embeddings)
+    cos = (va * vb).sum(1) / np.linalg.norm(va, axis=1) / np.linalg.norm(vb, axis=1)
+    assert cos.min() > 0.99  # bf16 keeps 8 mantissa bits: per-element error ~0.4 %
+    sa, sb = a["sentence_vectors"], b["sentence_vectors"]
+    assert ((sa * sb).sum(1) / np.linalg.norm(sa, axis=1) / np.linalg.norm(sb, axis=1)).min() > 0.99
+    # the attention window (fp32 sums over layers and heads of bf16 probabilities)
+    np.testing.assert_allclose(a["attention_window"], b["attention_window"], atol=0.02)
+    # MLM top-5: the candidates are re-scored in fp32, so most agree even on a random model
+    overlap = np.mean([len(set(x) & set(y)) / 5 for x, y in zip(a["mlm_topk_ids"], b["mlm_topk_ids"])])
+    assert overlap > 0.8
+    np.testing.assert_allclose(np.sort(a["mlm_topk_logits"], 1)[:, -1], np.sort(b["mlm_topk_logits"], 1)[:, -1],
+                               rtol=0.05, atol=0.05)
