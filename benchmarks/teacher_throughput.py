@@ -32,7 +32,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "workflow"))
+# --code DIR: import staticvec from DIR (an older checkout's workflow/, for side-by-side runs)
+_code = sys.argv[sys.argv.index("--code") + 1] if "--code" in sys.argv else str(ROOT / "workflow")
+sys.path.insert(0, _code)
 
 from staticvec.corpus.shards import Sentence  # noqa: E402
 from staticvec.teacher.align import align  # noqa: E402
@@ -96,6 +98,10 @@ def main() -> int:
     ap.add_argument("--ase", action="store_true")
     ap.add_argument("--peak-tflops", type=float, default=None, help="the card's dense bf16 peak (H100 SXM: 989)")
     ap.add_argument("--json", default=None, help="also write the figures here")
+    ap.add_argument("--code", default=None, help="import staticvec from this workflow/ directory (default: this checkout)")
+    ap.add_argument("--dtype", default=None, help="teacher dtype (default: the code's own default, auto)")
+    ap.add_argument("--context", default="sentence", choices=["sentence", "paragraph"], help="model input unit")
+    ap.add_argument("--sentence-vectors", action="store_true", help="also the sentence vectors (X2Static's features)")
     args = ap.parse_args()
 
     import torch
@@ -104,10 +110,13 @@ def main() -> int:
         torch.set_num_threads(args.threads)
     shard = Path(args.shard) if args.shard else build_shard(
         ROOT / "benchmarks/work/teacher_bench.tsv.gz", Path(args.corpus_file), args.sentences + 100)
+    extra = {"dtype": args.dtype} if args.dtype else {}
     teacher = load_teacher(args.teacher, device=args.device, attention=args.attention_window > 0,
-                           mlm_head=args.mlm_head)
-    spec = FeatureSpec(layers=(-1,), attention_window=args.attention_window, mlm_topk=args.mlm_topk,
-                       mlm_mode=args.mlm_mode, ase=args.ase)
+                           mlm_head=args.mlm_head, **extra)
+    layers = () if args.attention_window or args.mlm_topk else (-1,)  # SemGloVe's pass stores no vectors
+    spec = FeatureSpec(layers=layers, attention_window=args.attention_window, mlm_topk=args.mlm_topk,
+                       mlm_mode=args.mlm_mode, ase=args.ase, context=args.context,
+                       sentence_vectors=args.sentence_vectors)
     vocab = None
     if args.ase:
         from collections import Counter
@@ -116,7 +125,7 @@ def main() -> int:
         from staticvec.corpus.vocab import Vocabulary
 
         vocab = Vocabulary.from_counts(Counter(w for s in iter_sentences(shard) for w in s), min_count=2)
-    part = next(iter_parts(shard, "sentence", args.sentences))
+    part = next(iter_parts(shard, args.context, args.sentences))
     extractor = FeatureExtractor(teacher, spec, vocab, args.batch_tokens)
 
     # the same batches for the bare pass, built beforehand
@@ -177,6 +186,8 @@ def main() -> int:
     result = {
         "teacher": args.teacher,
         "device": teacher.device,
+        "dtype": str(getattr(teacher, "dtype", None) or "float32").replace("torch.", ""),
+        "code": _code,
         "threads": torch.get_num_threads(),
         "sentences": len(part.sentences),
         "words": words,
