@@ -196,16 +196,9 @@ class ContextualSkipGram(Model):
         U, V = as_numpy(self.dense["U"]), as_numpy(self.tables["ctx"])
         bias = as_numpy(self.dense["b"]) if "b" in self.dense else None
         bounds = prep["bounds"]
-        if self._fused_sgd(settings):
-            p = self.params
-            losses = np.empty(len(bounds) - 1)
-            b = bias if bias is not None else np.zeros(1, np.float32)
-            sg_block_sgd(prep["vec"], prep["xpos"], prep["ctx"], prep["neg"], bounds, prep["words"], U, V, b,
-                         bias is not None, AGGREGATIONS.index(p.aggregation), p.attention_scale,
-                         p.loss_reduction == "mean", float(settings.clip_norm or 0.0), settings.lr,
-                         int(settings.lr_decay == "linear"), settings.min_lr_fraction, float(words_done), float(total),
-                         threads, losses)
-            return losses.tolist(), prep["examples"].tolist(), prep["words"].tolist()
+        if self._fused_sgd(settings):  # the defaults: one kernel call per block
+            losses = self._run_fused(prep, settings, words_done, total, U, V, bias, threads)
+            return losses, prep["examples"].tolist(), prep["words"].tolist()
         losses = []
         done = words_done
         for k in range(len(bounds) - 1):
@@ -515,6 +508,17 @@ class BertSkipGram(ContextualSkipGram):
 
     def _fused_sgd(self, settings) -> bool:
         return settings.optimizer == "sgd" and (not settings.clip_norm or settings.clip_scope == "dense")
+
+    def _run_fused(self, prep, settings, words_done, total, U, V, bias, threads):
+        p = self.params
+        bounds = prep["bounds"]
+        losses = np.empty(len(bounds) - 1)
+        sg_block_sgd(prep["vec"], prep["xpos"], prep["ctx"], prep["neg"], bounds, prep["words"], U, V,
+                     bias if bias is not None else np.zeros(1, np.float32), bias is not None,
+                     AGGREGATIONS.index(p.aggregation), p.attention_scale, p.loss_reduction == "mean",
+                     float(settings.clip_norm or 0.0), settings.lr, int(settings.lr_decay == "linear"),
+                     settings.min_lr_fraction, float(words_done), float(total), threads, losses)
+        return losses.tolist()
 
     def _fast_step(self, prep, lo, hi, U, V, bias, red, threads):
         p = self.params
