@@ -48,6 +48,26 @@ from staticvec.files import atomic_path
 
 log = logging.getLogger(__name__)
 
+
+def _numba_cache_dir() -> str:
+    """Where compiled kernels are cached: $NUMBA_CACHE_DIR, else the user's cache directory (never
+    the source tree); a temporary directory when that is not writable."""
+    import tempfile
+
+    path = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "staticvec", "numba")
+    try:
+        os.makedirs(path, exist_ok=True)
+        if os.access(path, os.W_OK):
+            return path
+    except OSError:
+        pass
+    return os.path.join(tempfile.gettempdir(), f"staticvec-numba-{os.getuid()}")
+
+
+if not numba.config.CACHE_DIR:  # set before the kernels below are defined (their cache locator is chosen then)
+    numba.config.CACHE_DIR = _numba_cache_dir()
+
 SUBSAMPLE_FORMULAS = ("word2vec", "mikolov")
 OPTIMIZERS = ("sgd", "adam")
 ENGINES = ("fast", "autograd")
