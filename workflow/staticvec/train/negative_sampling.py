@@ -583,10 +583,37 @@ def train(model: Model, source, settings: LoopSettings, seed: int, total_words: 
 
 
 def fast_engine_threads(threads: int | None = None) -> int:
-    """Set (when given) and return the fast engine's thread count (numba's)."""
+    """Set (when given) and return the fast engine's thread count (numba's).
+
+    The kernels split a step's matrix products across their own threads, so the BLAS they call
+    runs on one thread (as threadpoolctl would set it), never threads within threads."""
     if threads:
         numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+        _single_threaded_openblas()
     return numba.get_num_threads()
+
+
+def _single_threaded_openblas() -> None:
+    import ctypes
+
+    import scipy.linalg.cython_blas  # noqa: F401  (the BLAS numba's np.dot calls: load it now)
+
+    try:
+        maps = open("/proc/self/maps").read().split("\n")
+    except OSError:
+        return
+    libs = {line.split()[-1] for line in maps if "openblas" in line.lower() and line.split()[-1].startswith("/")}
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for symbol in ("openblas_set_num_threads", "scipy_openblas_set_num_threads",
+                       "openblas_set_num_threads64_", "scipy_openblas_set_num_threads64_"):
+            fn = getattr(lib, symbol, None)
+            if fn is not None:
+                fn(1)
+                break
 
 
 @njit(cache=True)
