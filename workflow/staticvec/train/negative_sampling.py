@@ -26,6 +26,12 @@ negative sampling. What they share lives here:
 
 All randomness (initialisation aside) comes from ONE numpy generator owned by the loop and handed
 to the model per block, in a fixed order, so results depend only on the seed and the data.
+
+Two engines run the same steps (``engine`` of each method; tests/test_students_fast.py): ``autograd``
+(the torch loop above; CUDA runs use it) and ``fast`` (the CPU default): the model prepares a
+block's batches as flat arrays with the same draws (``prepare_block``) and runs its steps in numba
+kernels with hand-written gradients (``run_block``; the shared kernels are at the end of this
+module), equal to autograd up to float rounding and repeatable bit for bit for a thread count.
 """
 
 from __future__ import annotations
