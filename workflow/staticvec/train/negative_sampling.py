@@ -602,11 +602,11 @@ def fast_engine_threads(threads: int | None = None) -> int:
 def _single_threaded_openblas() -> None:
     import ctypes
 
-    import scipy.linalg.cython_blas  # noqa: F401  (the BLAS numba's np.dot calls: load it now)
-
     try:
-        maps = open("/proc/self/maps").read().split("\n")
-    except OSError:
+        import scipy.linalg.cython_blas  # noqa: F401  (the BLAS numba's np.dot calls: load it now)
+
+        maps = open("/proc/self/maps").read().split("\n")  # the loaded libraries (Linux)
+    except (ImportError, OSError):
         return
     libs = {line.split()[-1] for line in maps if "openblas" in line.lower() and line.split()[-1].startswith("/")}
     for path in libs:
