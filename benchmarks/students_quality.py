@@ -44,7 +44,8 @@ def run(args) -> None:
             params = json.dumps(config_params(args.config, method), sort_keys=True)
             t0 = time.time()
             subprocess.run(["staticvec", "train", command, "--features", *shards, "--vocab", args.vocab,
-                            "--feature-vocab", args.vocab, "--params", params, "--seed", str(seed), "--threads", str(args.threads),
+                            "--feature-vocab", args.vocab, "--params", params, "--seed", str(seed),
+                            "--threads", str(args.threads),
                             "--device", "cpu", "--no-progress", "--out", stem + ".npy"], env=env, check=True,
                            stdout=subprocess.DEVNULL, stderr=open(stem + ".log", "w"))
             seconds = time.time() - t0

@@ -171,7 +171,8 @@ def main():
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
     old_code = os.path.join(tmp, "workflow")
     print("# uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')} {'features ' + ' '.join(args.features) if args.features else 'synthetic'}"
+    source = "features " + " ".join(args.features) if args.features else "synthetic"
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} {source}"
           f"; old = {args.old_commit} (autograd), new = this checkout (fast engine)")
     print(f"{'method':<18} {'code':<4} {'thr':>3} {'examples':>9} {'ex/s':>9} {'× old':>6} {'× 1 thr':>7} "
           f"{'load':>5} {'batch':>5} {'update':>6}")

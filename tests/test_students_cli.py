@@ -107,23 +107,24 @@ def test_cli_checkpoint_is_resumed_and_removed(setup, tmp_path):
     from staticvec.train import bert_skipgram as bs
     from staticvec.train import negative_sampling as ns
 
-    real, real_fast = ns.optimisation_step, bs.fast_update  # the autograd engine's step, the fast engine's
+    # the autograd engine's step, the fast engine's block
+    real, real_fast = ns.optimisation_step, bs.ContextualSkipGram.run_block
     calls = {"n": 0}
 
-    def failing(real):
+    def failing(real, after):
         def step(*a, **k):
             calls["n"] += 1
-            if calls["n"] > 3:
+            if calls["n"] > after:
                 raise KeyboardInterrupt
             return real(*a, **k)
         return step
 
-    ns.optimisation_step, bs.fast_update = failing(real), failing(real_fast)
+    ns.optimisation_step, bs.ContextualSkipGram.run_block = failing(real, 3), failing(real_fast, 1)
     try:
         with pytest.raises(KeyboardInterrupt):
             run(*args, "--out", tmp_path / "r.bin", "--checkpoint", tmp_path / "ck.pt", "--checkpoint-every", 0)
     finally:
-        ns.optimisation_step, bs.fast_update = real, real_fast
+        ns.optimisation_step, bs.ContextualSkipGram.run_block = real, real_fast
     assert (tmp_path / "ck.pt").exists()
     assert run(*args, "--out", tmp_path / "r.bin", "--checkpoint", tmp_path / "ck.pt") == 0
     assert not (tmp_path / "ck.pt").exists()

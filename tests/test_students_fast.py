@@ -152,3 +152,24 @@ def test_unknown_engine_is_an_error():
     for cls in (BertSGParams, C2VParams, X2StaticParams):
         with pytest.raises(StaticvecError, match="engine"):
             cls(engine="gpu")
+
+
+def test_fast_lazy_adam_equals_torch_sparse_adam():
+    """The kernels' row update (update_rows) against torch.optim.SparseAdam, rows repeating across steps."""
+    from staticvec.train.negative_sampling import update_rows
+
+    rng = np.random.default_rng(3)
+    table = rng.standard_normal((10, 4)).astype(np.float32)
+    weight = torch.nn.Parameter(torch.tensor(table))
+    opt = torch.optim.SparseAdam([weight], lr=0.01, betas=(0.9, 0.999), eps=1e-8)
+    m, v = np.zeros_like(table), np.zeros_like(table)
+    for step in range(1, 6):
+        rows = np.unique(rng.integers(0, 10, 4)).astype(np.int64)
+        grads = rng.standard_normal((len(rows), 4)).astype(np.float32)
+        opt.zero_grad()
+        weight.grad = torch.sparse_coo_tensor(torch.tensor(rows)[None], torch.tensor(grads), (10, 4))
+        opt.step()
+        update_rows(table, rows, grads, 0.01, 1.0, True, m, v, step, 0.9, 0.999, 1e-8)
+        np.testing.assert_allclose(table, weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+    untouched = np.setdiff1d(np.arange(10), np.flatnonzero(m.any(1)))
+    assert len(untouched) and (m[untouched] == 0).all()  # rows never in a step keep no moments (lazy)

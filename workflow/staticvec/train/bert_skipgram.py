@@ -57,7 +57,7 @@ from staticvec.files import atomic_path
 from staticvec.train.negative_sampling import (
     Batch, LoopSettings, Model, UnigramSampler, as_numpy, centre_window_batches, context_windows, fast_update,
     keep_probabilities, learning_rate, log_sigmoid, matmul_nt, matmul_tn, njit, prange, prepare_centre_windows,
-    gather_rows, row_gradients, sigmoid, softplus, value,
+    gather_rows, lr_at, row_gradients, sigmoid, softplus, value,
 )
 
 AGGREGATIONS = ("attention", "mean", "pairs")
@@ -196,6 +196,9 @@ class ContextualSkipGram(Model):
         U, V = as_numpy(self.dense["U"]), as_numpy(self.tables["ctx"])
         bias = as_numpy(self.dense["b"]) if "b" in self.dense else None
         bounds = prep["bounds"]
+        if self._fused_sgd(settings):  # the defaults: one kernel call per block
+            losses = self._run_fused(prep, settings, words_done, total, U, V, bias, threads)
+            return losses, prep["examples"].tolist(), prep["words"].tolist()
         losses = []
         done = words_done
         for k in range(len(bounds) - 1):
@@ -207,6 +210,10 @@ class ContextualSkipGram(Model):
             losses.append(loss)
             done += int(prep["words"][k])
         return losses, prep["examples"].tolist(), prep["words"].tolist()
+
+    def _fused_sgd(self, settings) -> bool:
+        """Whether the block kernel runs the steps (BERT + Skip-gram, SGD, clip on U only: the defaults)."""
+        return False
 
     def _skipgram_step(self, X, lo, hi, prep, U, V, bias, red, threads, mode, scale):
         """u = U X (+ b), skipgram_scores' gradients, and the dense ones."""
@@ -244,6 +251,97 @@ class ContextualSkipGram(Model):
 # a step's sparse gradient is a list of slots (row, coefficient, vector index), summed per unique
 # row by negative_sampling.row_gradients; the projection's gradient is one matrix product.
 
+@njit(cache=True, fastmath=True)
+def _sg_centre(i, u, V, ctx, neg, mode, scale, red, loss, du, slot_row, slot_coef, slot_vec):
+    """One centre of sg_grads: its loss, dL/du_i and its slots (i * S ...)."""
+    d = u.shape[1]
+    W, N = ctx.shape[1], neg.shape[1]
+    S = W + N
+    gi = du[i]
+    gi[:] = 0.0
+    s = np.zeros(W, np.float32)
+    n_valid = 0
+    mx = -np.inf
+    li = 0.0
+    for j in range(W):
+        c = ctx[i, j]
+        slot_row[i * S + j] = c
+        slot_vec[i * S + j] = i
+        slot_coef[i * S + j] = 0.0
+        if c < 0:
+            continue
+        acc = np.float32(0.0)
+        for e in range(d):
+            acc += V[c, e] * u[i, e]
+        s[j] = acc
+        n_valid += 1
+        mx = max(mx, scale * acc)
+    if mode == 2:
+        for j in range(W):
+            c = ctx[i, j]
+            if c < 0:
+                continue
+            li += softplus(-s[j])
+            g = np.float32((sigmoid(s[j]) - 1.0) * red)
+            slot_coef[i * S + j] = g
+            for e in range(d):
+                gi[e] += g * V[c, e]
+    else:
+        a = np.zeros(W, np.float32)
+        total = 0.0
+        for j in range(W):
+            if ctx[i, j] >= 0:
+                a[j] = np.exp(scale * s[j] - mx) if mode == 0 else 1.0
+                total += a[j]
+        v = np.zeros(d, np.float32)
+        for j in range(W):
+            c = ctx[i, j]
+            if c >= 0:
+                a[j] = a[j] / total
+                for e in range(d):
+                    v[e] += a[j] * V[c, e]
+        pscore = np.float32(0.0)
+        for e in range(d):
+            pscore += v[e] * u[i, e]
+        li += softplus(-pscore)
+        g = sigmoid(pscore) - 1.0
+        gr = np.float32(g * red)
+        for e in range(d):
+            gi[e] += gr * v[e]
+        sbar = 0.0
+        if mode == 0:
+            for j in range(W):
+                if ctx[i, j] >= 0:
+                    sbar += a[j] * g * s[j]
+        for j in range(W):
+            c = ctx[i, j]
+            if c < 0:
+                continue
+            ds = a[j] * (g * s[j] - sbar) * scale if mode == 0 else 0.0
+            slot_coef[i * S + j] = np.float32((g * a[j] + ds) * red)
+            if ds != 0.0:
+                dsr = np.float32(ds * red)
+                for e in range(d):
+                    gi[e] += dsr * V[c, e]
+    for m in range(N):
+        r = neg[i, m]
+        k = i * S + W + m
+        slot_row[k] = r
+        slot_vec[k] = i
+        slot_coef[k] = 0.0
+        if r < 0:
+            continue
+        t = np.float32(0.0)
+        for e in range(d):
+            t += V[r, e] * u[i, e]
+        li += softplus(t)
+        g = np.float32(sigmoid(t) * red)
+        slot_coef[k] = g
+        for e in range(d):
+            gi[e] += g * V[r, e]
+    loss[i] = li
+
+
 @njit(cache=True, parallel=True, fastmath=True)
 def sg_grads(u, V, ctx, neg, mode, scale, red, loss, du, slot_row, slot_coef, slot_vec):
     """Loss per centre, dL/du and the row slots of skipgram_scores (mode 0 attention, 1 mean, 2 pairs).
@@ -254,89 +352,99 @@ def sg_grads(u, V, ctx, neg, mode, scale, red, loss, du, slot_row, slot_coef, sl
     W, N = ctx.shape[1], neg.shape[1]
     S = W + N
     for i in prange(B):
-        gi = du[i]
-        gi[:] = 0.0
-        s = np.zeros(W, np.float32)
-        n_valid = 0
-        mx = -np.inf
-        li = 0.0
-        for j in range(W):
-            c = ctx[i, j]
-            slot_row[i * S + j] = c
-            slot_vec[i * S + j] = i
-            slot_coef[i * S + j] = 0.0
-            if c < 0:
-                continue
-            acc = np.float32(0.0)
-            for e in range(d):
-                acc += V[c, e] * u[i, e]
-            s[j] = acc
-            n_valid += 1
-            mx = max(mx, scale * acc)
-        if mode == 2:
-            for j in range(W):
-                c = ctx[i, j]
-                if c < 0:
+        _sg_centre(i, u, V, ctx, neg, mode, scale, red, loss, du, slot_row, slot_coef, slot_vec)
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def sg_block_sgd(vec, xpos, ctx, neg, bounds, words, U, V, bias, has_bias, mode, scale, mean_loss, clip_norm, lr0,
+                 decay_linear, min_fraction, done, total, nthreads, losses):
+    """A whole block of BERT + Skip-gram steps with SGD and the clip on the dense gradients only (the
+    defaults), two fork-joins per step: (1) each thread projects its share of the centres (one
+    sgemm), then computes their losses, dL/du and row slots; (2) each thread computes its rows of
+    ∂L/∂U (one sgemm) and applies the SGD updates of the table rows it owns (row id mod threads),
+    in slot order, so a row's sequence of updates does not depend on the thread count. Then the
+    clip and U's update. The same steps as row_gradients + update_rows (a row's summed gradient
+    applied at once) up to float rounding."""
+    d, D = U.shape
+    W, N = ctx.shape[1], neg.shape[1]
+    S = W + N
+    n_steps = len(bounds) - 1
+    bmax = 1
+    for k in range(n_steps):
+        bmax = max(bmax, bounds[k + 1] - bounds[k])
+    X = np.empty((bmax, D), np.float32)
+    u = np.empty((bmax, d), np.float32)
+    du = np.empty((bmax, d), np.float32)
+    loss = np.empty(bmax)
+    slot_row = np.empty(bmax * S, np.int64)
+    slot_coef = np.empty(bmax * S, np.float32)
+    slot_vec = np.empty(bmax * S, np.int64)
+    dU = np.empty((d, D), np.float32)
+    Ut = U.T
+    for k in range(n_steps):
+        lo, hi = bounds[k], bounds[k + 1]
+        B = hi - lo
+        lr = lr_at(lr0, decay_linear, min_fraction, done, total)
+        red = 1.0 / B if mean_loss else 1.0
+        chunk = (B + nthreads - 1) // nthreads
+        for t in prange(nthreads):
+            a, z = t * chunk, min(B, (t + 1) * chunk)
+            if z > a:
+                for i in range(a, z):
+                    p = xpos[lo + i]
+                    for e in range(D):
+                        X[i, e] = value(vec[p, e])
+                u[a:z] = np.dot(X[a:z], Ut)
+                if has_bias:
+                    for i in range(a, z):
+                        for e in range(d):
+                            u[i, e] += bias[e]
+                for i in range(a, z):
+                    _sg_centre(i, u, V, ctx[lo:hi], neg[lo:hi], mode, scale, red, loss, du, slot_row, slot_coef,
+                               slot_vec)
+        rchunk = (d + nthreads - 1) // nthreads
+        for t in prange(nthreads):
+            r0, r1 = t * rchunk, min(d, (t + 1) * rchunk)
+            if r1 > r0:
+                dU[r0:r1] = np.dot(np.ascontiguousarray(du[:B, r0:r1].T), X[:B])
+            for q in range(B * S):
+                r = slot_row[q]
+                if r < 0 or r % nthreads != t:
                     continue
-                li += softplus(-s[j])
-                g = np.float32((sigmoid(s[j]) - 1.0) * red)
-                slot_coef[i * S + j] = g
+                c = np.float32(-lr * slot_coef[q])
+                j = slot_vec[q]
                 for e in range(d):
-                    gi[e] += g * V[c, e]
-        else:
-            a = np.zeros(W, np.float32)
-            total = 0.0
-            for j in range(W):
-                if ctx[i, j] >= 0:
-                    a[j] = np.exp(scale * s[j] - mx) if mode == 0 else 1.0
-                    total += a[j]
-            v = np.zeros(d, np.float32)
-            for j in range(W):
-                c = ctx[i, j]
-                if c >= 0:
-                    a[j] = a[j] / total
-                    for e in range(d):
-                        v[e] += a[j] * V[c, e]
-            pscore = np.float32(0.0)
+                    V[r, e] += c * u[j, e]
+        total_sq = 0.0
+        for r in range(d):
+            for e in range(D):
+                total_sq += dU[r, e] * dU[r, e]
+        db_sq = 0.0
+        if has_bias:
             for e in range(d):
-                pscore += v[e] * u[i, e]
-            li += softplus(-pscore)
-            g = sigmoid(pscore) - 1.0
-            gr = np.float32(g * red)
-            for e in range(d):
-                gi[e] += gr * v[e]
-            sbar = 0.0
-            if mode == 0:
-                for j in range(W):
-                    if ctx[i, j] >= 0:
-                        sbar += a[j] * g * s[j]
-            for j in range(W):
-                c = ctx[i, j]
-                if c < 0:
-                    continue
-                ds = a[j] * (g * s[j] - sbar) * scale if mode == 0 else 0.0
-                slot_coef[i * S + j] = np.float32((g * a[j] + ds) * red)
-                if ds != 0.0:
-                    dsr = np.float32(ds * red)
-                    for e in range(d):
-                        gi[e] += dsr * V[c, e]
-        for m in range(N):
-            r = neg[i, m]
-            k = i * S + W + m
-            slot_row[k] = r
-            slot_vec[k] = i
-            slot_coef[k] = 0.0
-            if r < 0:
-                continue
-            t = np.float32(0.0)
-            for e in range(d):
-                t += V[r, e] * u[i, e]
-            li += softplus(t)
-            g = np.float32(sigmoid(t) * red)
-            slot_coef[k] = g
-            for e in range(d):
-                gi[e] += g * V[r, e]
-        loss[i] = li
+                g = 0.0
+                for i in range(B):
+                    g += du[i, e]
+                db_sq += g * g
+        sc = 1.0
+        if clip_norm > 0:
+            f = clip_norm / (np.sqrt(total_sq + db_sq) + 1e-6)
+            if f < 1:
+                sc = f
+        a = np.float32(-lr * sc)
+        for r in prange(d):
+            for e in range(D):
+                U[r, e] += a * dU[r, e]
+            if has_bias:
+                g = np.float32(0.0)
+                for i in range(B):
+                    g += du[i, r]
+                bias[r] += a * g
+        lsum = 0.0
+        for i in range(B):
+            lsum += loss[i]
+        losses[k] = lsum * red
+        done += words[k]
 
 
 @njit(cache=True, parallel=True)
@@ -397,6 +505,20 @@ class BertSkipGram(ContextualSkipGram):
 
     def _window_options(self) -> dict:
         return {"negatives_per_pair": self.params.aggregation == "pairs"}
+
+    def _fused_sgd(self, settings) -> bool:
+        return settings.optimizer == "sgd" and (not settings.clip_norm or settings.clip_scope == "dense")
+
+    def _run_fused(self, prep, settings, words_done, total, U, V, bias, threads):
+        p = self.params
+        bounds = prep["bounds"]
+        losses = np.empty(len(bounds) - 1)
+        sg_block_sgd(prep["vec"], prep["xpos"], prep["ctx"], prep["neg"], bounds, prep["words"], U, V,
+                     bias if bias is not None else np.zeros(1, np.float32), bias is not None,
+                     AGGREGATIONS.index(p.aggregation), p.attention_scale, p.loss_reduction == "mean",
+                     float(settings.clip_norm or 0.0), settings.lr, int(settings.lr_decay == "linear"),
+                     settings.min_lr_fraction, float(words_done), float(total), threads, losses)
+        return losses.tolist()
 
     def _fast_step(self, prep, lo, hi, U, V, bias, red, threads):
         p = self.params

@@ -53,7 +53,8 @@ import numpy as np
 from staticvec.errors import StaticvecError
 from staticvec.train.bert_skipgram import ContextualSkipGram, SkipGramParams, context_means, skipgram_scores
 from staticvec.train.negative_sampling import (
-    Batch, centre_window_batches, gather_rows, log_sigmoid, matmul_nt, matmul_tn, njit, prange, row_gradients, sigmoid, softplus,
+    Batch, centre_window_batches, gather_rows, log_sigmoid, lr_at, matmul_nt, matmul_tn, njit, prange, row_gradients,
+    sigmoid, softplus, value,
 )
 
 
@@ -103,6 +104,89 @@ def c2v_losses(u, rows, mask, o, o_ctx, dense: dict, p: C2VParams):
     return L1, L2, L3
 
 
+@njit(cache=True, fastmath=True)
+def _c2v_centre(i, boff, u, y, z, V, ctx, neg, cid, sem_mean, static, tied, lam, eta1, eta2, eta3, red, loss, du, dz,
+                vecs, slot_row, slot_coef, slot_vec):
+    """One centre of c2v_grads (``boff``: where the V_context slot vectors start in ``vecs``)."""
+    d = u.shape[1]
+    W, N = ctx.shape[1], neg.shape[1]
+    S = W + N + 1
+    gi = du[i]
+    gi[:] = 0.0
+    vecs[i, :] = u[i]
+    csum = np.zeros(d, np.float32)
+    nv = 0
+    for j in range(W):
+        c = ctx[i, j]
+        slot_row[i * S + j] = c
+        slot_vec[i * S + j] = i
+        slot_coef[i * S + j] = 0.0
+        if c >= 0:
+            nv += 1
+            for e in range(d):
+                csum[e] += V[c, e]
+    f = 1.0 / max(nv, 1) if sem_mean else 1.0
+    s1 = np.float32(0.0)
+    for e in range(d):
+        csum[e] *= np.float32(f)
+        s1 += csum[e] * u[i, e]
+    g1 = (sigmoid(s1) - 1.0) * eta1 * red
+    for j in range(W):
+        if ctx[i, j] >= 0:
+            slot_coef[i * S + j] = np.float32(g1 * f)
+    for e in range(d):
+        gi[e] += np.float32(g1) * csum[e]
+    # L2: V_context = λ y + λ z against the centre u or the centre word's row
+    vctx = vecs[boff + i]
+    for e in range(d):
+        vctx[e] = np.float32(lam) * (y[i, e] + z[i, e])
+    k = i * S + W + N
+    slot_row[k] = -1
+    slot_vec[k] = boff + i
+    slot_coef[k] = 0.0
+    s2 = np.float32(0.0)
+    c = cid[i]
+    if static:
+        for e in range(d):
+            s2 += vctx[e] * V[c, e]
+    else:
+        for e in range(d):
+            s2 += vctx[e] * u[i, e]
+    g2 = (sigmoid(s2) - 1.0) * eta2 * red
+    gl = np.float32(g2 * lam)
+    if static:
+        slot_row[k] = c
+        slot_coef[k] = np.float32(g2)
+        for e in range(d):
+            dz[i, e] = gl * V[c, e]
+    else:
+        for e in range(d):
+            dz[i, e] = gl * u[i, e]
+            gi[e] += np.float32(g2) * vctx[e]
+    if tied:
+        for e in range(d):
+            gi[e] += dz[i, e]
+    # L3: negatives
+    l3 = 0.0
+    for m in range(N):
+        r = neg[i, m]
+        k = i * S + W + m
+        slot_row[k] = r
+        slot_vec[k] = i
+        slot_coef[k] = 0.0
+        if r < 0:
+            continue
+        t = np.float32(0.0)
+        for e in range(d):
+            t += V[r, e] * u[i, e]
+        l3 += softplus(t)
+        g = np.float32(sigmoid(t) * eta3 * red)
+        slot_coef[k] = g
+        for e in range(d):
+            gi[e] += g * V[r, e]
+    loss[i] = eta1 * softplus(-s1) + eta2 * softplus(-s2) + eta3 * l3
+
+
 @njit(cache=True, parallel=True, fastmath=True)
 def c2v_grads(u, y, z, V, ctx, neg, cid, sem_mean, static, tied, lam, eta1, eta2, eta3, red, loss, du, dz, vecs,
               slot_row, slot_coef, slot_vec):
@@ -116,80 +200,131 @@ def c2v_grads(u, y, z, V, ctx, neg, cid, sem_mean, static, tied, lam, eta1, eta2
     W, N = ctx.shape[1], neg.shape[1]
     S = W + N + 1
     for i in prange(B):
-        gi = du[i]
-        gi[:] = 0.0
-        vecs[i, :] = u[i]
-        csum = np.zeros(d, np.float32)
-        nv = 0
-        for j in range(W):
-            c = ctx[i, j]
-            slot_row[i * S + j] = c
-            slot_vec[i * S + j] = i
-            slot_coef[i * S + j] = 0.0
-            if c >= 0:
-                nv += 1
+        _c2v_centre(i, B, u, y, z, V, ctx, neg, cid, sem_mean, static, tied, lam, eta1, eta2, eta3, red, loss, du, dz,
+                    vecs, slot_row, slot_coef, slot_vec)
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def c2v_block_sgd(vec, xpos, cpos, ctx, neg, cid, bounds, words, U, V, W2, W1, bias, has_bias, tied, tanh, sem_mean,
+                  static, lam, eta1, eta2, eta3, mean_loss, clip_norm, lr0, decay_linear, min_fraction, done, total,
+                  nthreads, losses):
+    """A whole block of Context-to-Vec (paper variant) steps with SGD and the clip on the dense
+    gradients only, as bert_skipgram.sg_block_sgd: (1) per thread, its centres' o, o_ctx, u = W_o o,
+    z = W2 φ(o_ctx) (and W1 o), their losses, gradients and slots; (2) per thread, its rows of
+    ∂L/∂W_o, ∂L/∂W2 (∂L/∂W1) and the SGD updates of the table rows it owns, in slot order; then the
+    clip over every dense gradient and their updates."""
+    d, D = U.shape
+    W, N = ctx.shape[1], neg.shape[1]
+    S = W + N + 1
+    n_steps = len(bounds) - 1
+    bmax = 1
+    for k in range(n_steps):
+        bmax = max(bmax, bounds[k + 1] - bounds[k])
+    O = np.empty((bmax, D), np.float32)
+    X2 = np.empty((bmax, D), np.float32)
+    u = np.empty((bmax, d), np.float32)
+    z = np.empty((bmax, d), np.float32)
+    y = np.empty((bmax, d), np.float32)
+    du = np.empty((bmax, d), np.float32)
+    dz = np.empty((bmax, d), np.float32)
+    vecs = np.empty((2 * bmax, d), np.float32)
+    loss = np.empty(bmax)
+    slot_row = np.empty(bmax * S, np.int64)
+    slot_coef = np.empty(bmax * S, np.float32)
+    slot_vec = np.empty(bmax * S, np.int64)
+    dU = np.empty((d, D), np.float32)
+    dW2 = np.empty((d, D), np.float32)
+    dW1 = np.empty((d, D), np.float32) if not tied else np.empty((1, D), np.float32)
+    for k in range(n_steps):
+        lo, hi = bounds[k], bounds[k + 1]
+        B = hi - lo
+        lr = lr_at(lr0, decay_linear, min_fraction, done, total)
+        red = 1.0 / B if mean_loss else 1.0
+        chunk = (B + nthreads - 1) // nthreads
+        for t in prange(nthreads):
+            a, b = t * chunk, min(B, (t + 1) * chunk)
+            if b > a:
+                for i in range(a, b):
+                    p = xpos[lo + i]
+                    for e in range(D):
+                        O[i, e] = value(vec[p, e])
+                        X2[i, e] = 0.0
+                    n = 0
+                    for j in range(cpos.shape[1]):
+                        q = cpos[lo + i, j]
+                        if q >= 0:
+                            n += 1
+                            for e in range(D):
+                                X2[i, e] += value(vec[q, e])
+                    if n > 0:
+                        for e in range(D):
+                            X2[i, e] /= np.float32(n)
+                    if tanh:
+                        for e in range(D):
+                            X2[i, e] = np.tanh(X2[i, e])
+                u[a:b] = np.dot(O[a:b], U.T)
+                if has_bias:
+                    for i in range(a, b):
+                        for e in range(d):
+                            u[i, e] += bias[e]
+                z[a:b] = np.dot(X2[a:b], W2.T)
+                if tied:
+                    y[a:b] = u[a:b]
+                else:
+                    y[a:b] = np.dot(O[a:b], W1.T)
+                for i in range(a, b):
+                    _c2v_centre(i, bmax, u, y, z, V, ctx[lo:hi], neg[lo:hi], cid[lo:hi], sem_mean, static, tied, lam,
+                                eta1, eta2, eta3, red, loss, du, dz, vecs, slot_row, slot_coef, slot_vec)
+        rchunk = (d + nthreads - 1) // nthreads
+        for t in prange(nthreads):
+            r0, r1 = t * rchunk, min(d, (t + 1) * rchunk)
+            if r1 > r0:
+                dU[r0:r1] = np.dot(np.ascontiguousarray(du[:B, r0:r1].T), O[:B])
+                dW2[r0:r1] = np.dot(np.ascontiguousarray(dz[:B, r0:r1].T), X2[:B])
+                if not tied:
+                    dW1[r0:r1] = np.dot(np.ascontiguousarray(dz[:B, r0:r1].T), O[:B])
+            for q in range(B * S):
+                r = slot_row[q]
+                if r < 0 or r % nthreads != t:
+                    continue
+                c = np.float32(-lr * slot_coef[q])
+                j = slot_vec[q]
                 for e in range(d):
-                    csum[e] += V[c, e]
-        f = 1.0 / max(nv, 1) if sem_mean else 1.0
-        s1 = np.float32(0.0)
-        for e in range(d):
-            csum[e] *= np.float32(f)
-            s1 += csum[e] * u[i, e]
-        g1 = (sigmoid(s1) - 1.0) * eta1 * red
-        for j in range(W):
-            if ctx[i, j] >= 0:
-                slot_coef[i * S + j] = np.float32(g1 * f)
-        for e in range(d):
-            gi[e] += np.float32(g1) * csum[e]
-        # L2: V_context = λ y + λ z against the centre u or the centre word's row
-        vctx = vecs[B + i]
-        for e in range(d):
-            vctx[e] = np.float32(lam) * (y[i, e] + z[i, e])
-        k = i * S + W + N
-        slot_row[k] = -1
-        slot_vec[k] = B + i
-        slot_coef[k] = 0.0
-        s2 = np.float32(0.0)
-        c = cid[i]
-        if static:
+                    V[r, e] += c * vecs[j, e]
+        total_sq = 0.0
+        for r in range(d):
+            for e in range(D):
+                total_sq += dU[r, e] * dU[r, e] + dW2[r, e] * dW2[r, e]
+                if not tied:
+                    total_sq += dW1[r, e] * dW1[r, e]
+        if has_bias:
             for e in range(d):
-                s2 += vctx[e] * V[c, e]
-        else:
-            for e in range(d):
-                s2 += vctx[e] * u[i, e]
-        g2 = (sigmoid(s2) - 1.0) * eta2 * red
-        gl = np.float32(g2 * lam)
-        if static:
-            slot_row[k] = c
-            slot_coef[k] = np.float32(g2)
-            for e in range(d):
-                dz[i, e] = gl * V[c, e]
-        else:
-            for e in range(d):
-                dz[i, e] = gl * u[i, e]
-                gi[e] += np.float32(g2) * vctx[e]
-        if tied:
-            for e in range(d):
-                gi[e] += dz[i, e]
-        # L3: negatives
-        l3 = 0.0
-        for m in range(N):
-            r = neg[i, m]
-            k = i * S + W + m
-            slot_row[k] = r
-            slot_vec[k] = i
-            slot_coef[k] = 0.0
-            if r < 0:
-                continue
-            t = np.float32(0.0)
-            for e in range(d):
-                t += V[r, e] * u[i, e]
-            l3 += softplus(t)
-            g = np.float32(sigmoid(t) * eta3 * red)
-            slot_coef[k] = g
-            for e in range(d):
-                gi[e] += g * V[r, e]
-        loss[i] = eta1 * softplus(-s1) + eta2 * softplus(-s2) + eta3 * l3
+                g = 0.0
+                for i in range(B):
+                    g += du[i, e]
+                total_sq += g * g
+        sc = 1.0
+        if clip_norm > 0:
+            f = clip_norm / (np.sqrt(total_sq) + 1e-6)
+            if f < 1:
+                sc = f
+        a = np.float32(-lr * sc)
+        for r in prange(d):
+            for e in range(D):
+                U[r, e] += a * dU[r, e]
+                W2[r, e] += a * dW2[r, e]
+                if not tied:
+                    W1[r, e] += a * dW1[r, e]
+            if has_bias:
+                g = np.float32(0.0)
+                for i in range(B):
+                    g += du[i, r]
+                bias[r] += a * g
+        lsum = 0.0
+        for i in range(B):
+            lsum += loss[i]
+        losses[k] = lsum * red
+        done += words[k]
 
 
 class ContextToVec(ContextualSkipGram):
@@ -214,6 +349,26 @@ class ContextToVec(ContextualSkipGram):
 
     def _window_options(self) -> dict:
         return {"negatives_per_pair": self.params.variant == "released"}
+
+    def _fused_sgd(self, settings) -> bool:
+        return (self.params.variant == "paper" and settings.optimizer == "sgd"
+                and (not settings.clip_norm or settings.clip_scope == "dense"))
+
+    def _run_fused(self, prep, settings, words_done, total, U, V, bias, threads):
+        from staticvec.train.negative_sampling import as_numpy
+
+        p = self.params
+        bounds = prep["bounds"]
+        losses = np.empty(len(bounds) - 1)
+        W2 = as_numpy(self.dense["W2"])
+        W1 = as_numpy(self.dense["W1"]) if "W1" in self.dense else W2
+        c2v_block_sgd(prep["vec"], prep["xpos"], prep["cpos"], prep["ctx"], prep["neg"], prep["cid"], bounds,
+                      prep["words"], U, V, W2, W1, bias if bias is not None else np.zeros(1, np.float32),
+                      bias is not None, p.tie_w1, p.phi == "tanh", p.semantic_context == "mean",
+                      p.contextualized_target == "static", p.lam, p.eta1, p.eta2, p.eta3, p.loss_reduction == "mean",
+                      float(settings.clip_norm or 0.0), settings.lr, int(settings.lr_decay == "linear"),
+                      settings.min_lr_fraction, float(words_done), float(total), threads, losses)
+        return losses.tolist()
 
     def _fast_step(self, prep, lo, hi, U, V, bias, red, threads):
         from staticvec.train.negative_sampling import as_numpy

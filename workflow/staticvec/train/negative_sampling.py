@@ -26,6 +26,12 @@ negative sampling. What they share lives here:
 
 All randomness (initialisation aside) comes from ONE numpy generator owned by the loop and handed
 to the model per block, in a fixed order, so results depend only on the seed and the data.
+
+Two engines run the same steps (``engine`` of each method; tests/test_students_fast.py): ``autograd``
+(the torch loop above; CUDA runs use it) and ``fast`` (the CPU default): the model prepares a
+block's batches as flat arrays with the same draws (``prepare_block``) and runs its steps in numba
+kernels with hand-written gradients (``run_block``; the shared kernels are at the end of this
+module), equal to autograd up to float rounding and repeatable bit for bit for a thread count.
 """
 
 from __future__ import annotations
@@ -47,6 +53,26 @@ from staticvec.errors import StaticvecError
 from staticvec.files import atomic_path
 
 log = logging.getLogger(__name__)
+
+
+def _numba_cache_dir() -> str:
+    """Where compiled kernels are cached: $NUMBA_CACHE_DIR, else the user's cache directory (never
+    the source tree); a temporary directory when that is not writable."""
+    import tempfile
+
+    path = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "staticvec", "numba")
+    try:
+        os.makedirs(path, exist_ok=True)
+        if os.access(path, os.W_OK):
+            return path
+    except OSError:
+        pass
+    return os.path.join(tempfile.gettempdir(), f"staticvec-numba-{os.getuid()}")
+
+
+if not numba.config.CACHE_DIR:  # set before the kernels below are defined (their cache locator is chosen then)
+    numba.config.CACHE_DIR = _numba_cache_dir()
 
 SUBSAMPLE_FORMULAS = ("word2vec", "mikolov")
 OPTIMIZERS = ("sgd", "adam")
@@ -563,10 +589,37 @@ def train(model: Model, source, settings: LoopSettings, seed: int, total_words: 
 
 
 def fast_engine_threads(threads: int | None = None) -> int:
-    """Set (when given) and return the fast engine's thread count (numba's)."""
+    """Set (when given) and return the fast engine's thread count (numba's).
+
+    The kernels split a step's matrix products across their own threads, so the BLAS they call
+    runs on one thread (as threadpoolctl would set it), never threads within threads."""
     if threads:
         numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+        _single_threaded_openblas()
     return numba.get_num_threads()
+
+
+def _single_threaded_openblas() -> None:
+    import ctypes
+
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (the BLAS numba's np.dot calls: load it now)
+
+        maps = open("/proc/self/maps").read().split("\n")  # the loaded libraries (Linux)
+    except (ImportError, OSError):
+        return
+    libs = {line.split()[-1] for line in maps if "openblas" in line.lower() and line.split()[-1].startswith("/")}
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for symbol in ("openblas_set_num_threads", "scipy_openblas_set_num_threads",
+                       "openblas_set_num_threads64_", "scipy_openblas_set_num_threads64_"):
+            fn = getattr(lib, symbol, None)
+            if fn is not None:
+                fn(1)
+                break
 
 
 @njit(cache=True)

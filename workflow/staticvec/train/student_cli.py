@@ -83,8 +83,9 @@ def register_methods(sub) -> None:
         p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--threads", type=int, default=None,
-                       help="torch CPU threads (default: 1 with stored features — the update is many small ops, "
-                            "which extra threads slow down —, the cores allotted when the teacher runs here)")
+                       help="CPU threads of the trainer (the fast engine's kernels and torch; default: 1 with "
+                            "stored features — Snakemake runs two jobs side by side —, the cores allotted when the "
+                            "teacher runs here)")
         p.add_argument("--no-progress", dest="progress", action="store_false")
         dev = p.add_argument_group("development curve over training (Wang et al. Figure 5)")
         dev.add_argument("--dev-set", default=None, help="word-similarity file scored on the output table during training")
