@@ -81,12 +81,12 @@ def register_methods(sub) -> None:
         p.add_argument("--checkpoint", default=None, help="checkpoint file: resume from it, write it during training")
         p.add_argument("--checkpoint-every", type=float, default=600.0, help="seconds between checkpoints (default 600)")
         p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
-        p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--seed", type=int, default=1, help="random seed (initialisation, negatives, shuffling; default 1)")
         p.add_argument("--threads", type=int, default=None,
                        help="CPU threads of the trainer (the fast engine's kernels and torch; default: 1 with "
                             "stored features — Snakemake runs two jobs side by side —, the cores allotted when the "
                             "teacher runs here)")
-        p.add_argument("--no-progress", dest="progress", action="store_false")
+        p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress lines (examples/s, loss) in the log")
         dev = p.add_argument_group("development curve over training (Wang et al. Figure 5)")
         dev.add_argument("--dev-set", default=None, help="word-similarity file scored on the output table during training")
         dev.add_argument("--dev-points", type=int, default=0, help="score it after every 1/N of the run (0: never)")
@@ -104,8 +104,8 @@ def register_methods(sub) -> None:
     p.add_argument("--sentence", action="append", required=True,
                    help="a sentence (lower-cased, space-separated tokens as in the corpus); repeatable")
     p.add_argument("--out", required=True, help="JSON file")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--online", action="store_true")
+    p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
+    p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
     p.set_defaults(handler=_attention)
 
 
