@@ -237,3 +237,29 @@ def test_iter_word_vectors_stored_equals_recomputed(bert, tmp_path):
     for (ia, va), (ib, vb) in zip(stored, fresh):
         np.testing.assert_array_equal(ia, ib)
         np.testing.assert_array_equal(va, vb)
+
+
+def test_progress_has_a_total_and_a_resumed_job_starts_at_its_finished_parts(bert, tmp_path, monkeypatch):
+    import staticvec.teacher.store as store
+
+    bars = []
+
+    class Bar:
+        def __init__(self, *a, **k):
+            self.k, self.n = k, k.get("initial", 0)
+            bars.append(self)
+
+        def update(self, n):
+            self.n += n
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(store, "_tqdm", lambda enabled: Bar)
+    shard = small_shard(tmp_path / "s.tsv.gz")
+    spec = FeatureSpec(layers=(-1,))
+    write_shard_features(bert, shard, tmp_path / "cut", spec, small_vocab(), part_sentences=4, max_parts=2, progress=True)
+    write_shard_features(bert, shard, tmp_path / "cut", spec, small_vocab(), part_sentences=4, progress=True)
+    first, resumed = bars
+    assert first.k["total"] == resumed.k["total"] == 20  # the shard's training sentences: an ETA from the start
+    assert 0 < first.n == resumed.k["initial"] < 20 and resumed.n == 20  # parts end at paragraph ends

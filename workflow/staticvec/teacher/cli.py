@@ -157,8 +157,9 @@ def _features(args) -> int:
         ase_words = ids
     sidecar = write_shard_features(teacher, args.shard, args.out, spec, vocab, args.vocab, args.part_sentences,
                                    args.batch_tokens, ase_words)
-    log.info("%s: %d sentences, %d words, %s word pieces/s", args.out, sidecar["sentences"], sidecar["words"],
-             sidecar["this_run"]["word_pieces_per_second"])
+    rate = sidecar["this_run"]["word_pieces_per_second"]
+    done_now = f"{rate} word pieces/s" if rate is not None else "no part left to compute (all were finished before)"
+    log.info("%s: %d sentences, %d words, %s", args.out, sidecar["sentences"], sidecar["words"], done_now)
     return 0
 
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from staticvec.errors import InputFileError, StaticvecError
 from staticvec.files import atomic_path, read_json, sha256_of, write_json
+from staticvec.corpus.shards import iter_records
 from staticvec.teacher.features import FeatureExtractor, FeatureSpec, iter_parts
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,14 @@ def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None,
         log.info("%s: resuming after %d finished part(s)", out_dir, start)
 
     tqdm = _tqdm(progress)
-    bar = tqdm(desc=f"teacher {Path(shard).name}", unit="sent", mininterval=30)
+    # a total (and so an ETA in the log) from one cheap pass over the shard's records; a resumed job
+    # starts the bar at the sentences of its finished parts
+    total = sum(1 for record in iter_records(shard) if record.keep and record.tokens)
+    initial = 0
+    for f in done:
+        with np.load(f) as data:
+            initial += len(data["sentence_records"])
+    bar = tqdm(desc=f"teacher {Path(shard).name}", unit="sent", mininterval=30, total=total, initial=initial)
     started, n_new, pieces = time.time(), 0, 0
     truncated = 0
     for part in iter_parts(shard, spec.context, part_sentences, start_part=start):
