@@ -87,13 +87,15 @@ def test_merge_sums_stores_and_combines_meta(tmp_path):
         i, j, x = random_triples(seed, n=800)
         total += dense(i, j, x)
         path = tmp_path / f"s{seed}.cooc"
-        write_store(path, i, j, x, V, "sha", {"kind": "window", "window": 5, "n_tokens": 10, "sources": [f"{seed}"]})
+        write_store(path, i, j, x, V, "sha", {"kind": "window", "window": 5, "n_tokens": 10, "sources": [f"{seed}"],
+                                              "beyond_features": seed})
         parts.append(path)
     header = merge_stores(parts, tmp_path / "all.cooc", max_open=2, block_entries=150)
     merged = CoocStore(tmp_path / "all.cooc")
     merged.verify()
     np.testing.assert_allclose(merged.to_scipy().toarray(), total, rtol=1e-6)
-    assert header["meta"] == {"kind": "window", "window": 5, "n_tokens": 70, "sources": [str(s) for s in range(7)]}
+    assert header["meta"] == {"kind": "window", "window": 5, "n_tokens": 70, "sources": [str(s) for s in range(7)],
+                              "beyond_features": sum(range(7))}  # a per-shard counter: shards differ, the merge adds
     assert merged.vocab_sha256 == "sha"
 
 

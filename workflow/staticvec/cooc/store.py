@@ -51,7 +51,8 @@ VERSION = 1
 _ALIGN = 4096
 # Meta keys that add up when stores are merged, and keys whose lists are concatenated;
 # every other meta key must agree between the merged stores.
-SUMMED_META = ("n_tokens", "n_sentences", "n_pairs")
+# counters of the shards: they add up (beyond_features: SemGloVe window words past the stored ±2S positions)
+SUMMED_META = ("n_tokens", "n_sentences", "n_pairs", "beyond_features")
 LISTED_META = ("sources",)
 
 
