@@ -36,6 +36,16 @@ def test_the_best_layer_has_the_best_mean_over_the_tasks():
     assert tie["layer"] == 2  # equal means: the lower layer
     with pytest.raises(StaticvecError, match="no ASE layer"):
         select_best_layer({1: [result(rg65=0.5)]}, ["rw"])
+    with pytest.raises(StaticvecError, match="no ASE layer has a score on every one of"):
+        select_best_layer({1: [result(rg65=0.5)], 2: [result(rw=0.4)]}, ["rg65", "rw"])
+
+
+def test_a_set_no_layer_covers_is_left_out_and_named():
+    """A tiny corpus may cover none of an evaluation set's words: every layer lacks it, so it says nothing
+    about the layers and is dropped (before: no layer could be chosen and the run stopped)."""
+    results = {1: [result(ws353=0.3, rg65=None)], 2: [result(ws353=0.5, rg65=None)]}
+    chosen = select_best_layer(results, ["rg65", "ws353"])
+    assert chosen["layer"] == 2 and chosen["metrics"] == ["ws353"] and chosen["dropped"] == ["rg65"]
 
 
 def test_the_chosen_layer_is_linked_or_cut_to_a_fraction_vocabulary(tmp_path):

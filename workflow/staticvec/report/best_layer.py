@@ -18,30 +18,37 @@ from staticvec.errors import StaticvecError
 
 def select_best_layer(results: dict[int, list], metrics: list[str]) -> dict:
     """``results``: {layer: [evaluation result files or dicts, one per seed]}. Returns
-    {"layer", "metrics", "scores": {layer: mean over metrics and seeds}}; a layer missing a metric
-    cannot be chosen (its mean is not comparable)."""
+    {"layer", "metrics", "dropped", "scores": {layer: mean over metrics and seeds}}.
+
+    A layer missing a metric that other layers have cannot be chosen (its mean is not comparable).
+    A metric that no layer has a score for (an evaluation set the corpus's vocabulary does not
+    cover, as on a tiny test corpus) is left out for every layer and named under ``dropped``."""
     from statistics import mean
 
     from staticvec.report.tables import _load_result, result_value
 
     if not results:
         raise StaticvecError("no ASE layer results to choose from")
+
+    def ok(v):
+        return v is not None and not math.isnan(v)
+
+    table = {int(layer): [[result_value(_load_result(item), m)[0] for m in metrics] for item in items]
+             for layer, items in sorted(results.items())}
+    dropped = [m for k, m in enumerate(metrics) if not any(ok(row[k]) for rows in table.values() for row in rows)]
+    used = [k for k, m in enumerate(metrics) if m not in dropped]
+    if not used:
+        raise StaticvecError(f"no ASE layer has a score on any of {metrics}")
     scores = {}
-    for layer, items in sorted(results.items()):
-        values = []
-        for item in items:
-            run = _load_result(item)
-            per_metric = [result_value(run, m)[0] for m in metrics]
-            if any(v is None or math.isnan(v) for v in per_metric):
-                values = None
-                break
-            values.append(mean(per_metric))
-        scores[int(layer)] = mean(values) if values else None
+    for layer, rows in table.items():
+        values = [[row[k] for k in used] for row in rows]
+        complete = bool(values) and all(ok(v) for row in values for v in row)
+        scores[layer] = mean(mean(row) for row in values) if complete else None
     ranked = [layer for layer, s in scores.items() if s is not None]
     if not ranked:
-        raise StaticvecError(f"no ASE layer has a score on every one of {metrics}")
+        raise StaticvecError(f"no ASE layer has a score on every one of {[metrics[k] for k in used]}")
     best = max(ranked, key=lambda layer: (scores[layer], -layer))  # ties: the lower layer
-    return {"layer": best, "metrics": list(metrics), "scores": scores}
+    return {"layer": best, "metrics": [metrics[k] for k in used], "dropped": dropped, "scores": scores}
 
 
 def layer_file(ase_dir: str | os.PathLike, layer: int) -> Path:
