@@ -107,9 +107,11 @@ def test_resume_redoes_only_the_missing_input(run):
             assert p.stat().st_mtime_ns == mtime
 
 
-def test_corrupt_input_is_reported_by_name(run, tmp_path):
+def test_corrupt_input_is_reported_by_name(run, tmp_path, shared_data):
     bad_mirror = tmp_path / "mirror" / "corpus"
     bad_mirror.mkdir(parents=True)
+    # the evaluation sets are there (the plan-time check would stop the run before any fetch otherwise)
+    (tmp_path / "mirror" / "eval").symlink_to((shared_data / "eval").resolve())
     src = Path(run["data"]) / "corpus" / "enwiki-sample-pages-articles.xml.bz2"
     (bad_mirror / src.name).write_bytes(src.resolve().read_bytes()[:100000])  # truncated download
     override = tmp_path / "bad.yaml"
@@ -117,7 +119,7 @@ def test_corrupt_input_is_reported_by_name(run, tmp_path):
         "results_dir": str(tmp_path / "results"),
         "resources": {"download_dir": str(tmp_path / "data"), "mirror": str(tmp_path / "mirror"), "allow_download": False},
     }))
-    # the corpus target: only its fetch can fail first (the mirror holds nothing else)
+    # the corpus target: only its fetch can fail first
     corpus = str(tmp_path / "results" / "corpus" / "manifest.json")
     result = snakemake("--", corpus, configfiles=[TEST_CONFIG, override], check=False)
     assert result.returncode != 0
