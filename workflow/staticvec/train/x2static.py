@@ -224,9 +224,10 @@ class X2Static(Model):
         vectors = "sentence_vectors" if params.context_mean == "all_pieces" else "word_vectors"
         return ["sentence_offsets", "word_ids", "word_pieces", vectors]
 
-    def batches(self, block: dict, rng: np.random.Generator):
-        import torch
-
+    def _draw(self, block: dict, rng: np.random.Generator):
+        """A block's random draws and steps, shared by both engines (same draws in the same order, so the
+        same steps): ``(sent_of, targets, negatives, steps)`` with ``steps`` = [(lo, hi, words)] over
+        ``targets``; a step whose targets were all subsampled away passes its words on to the next."""
         p = self.params
         offsets, ids = block["sentence_offsets"], block["word_ids"]
         n_sent, n_words = len(offsets) - 1, len(ids)
@@ -244,19 +245,27 @@ class X2Static(Model):
         bounds = np.searchsorted(rank[sent_of[targets]], np.arange(0, n_sent + p.batch_sentences, p.batch_sentences))
         words_per_sent = np.bincount(sent_of[in_vocab], minlength=n_sent)[order]
         words_per_batch = np.add.reduceat(words_per_sent, np.arange(0, n_sent, p.batch_sentences)) if n_sent else []
-        sums, counts = sentence_contexts(block, p.context_mean, self.device)
-        carry = 0  # words of sentences whose targets were all subsampled away count with the next step
+        steps, carry = [], 0
         for b, words in enumerate(words_per_batch):
-            lo, hi = bounds[b], bounds[b + 1]
             carry += int(words)
-            if hi == lo:
-                continue
+            if bounds[b + 1] > bounds[b]:
+                steps.append((int(bounds[b]), int(bounds[b + 1]), carry))
+                carry = 0
+        return sent_of, targets, negatives, steps
+
+    def batches(self, block: dict, rng: np.random.Generator):
+        import torch
+
+        p = self.params
+        ids = block["word_ids"]
+        _, targets, negatives, steps = self._draw(block, rng)
+        sums, counts = sentence_contexts(block, p.context_mean, self.device)
+        for lo, hi, words in steps:
             sel = targets[lo:hi]
             rows = np.concatenate([ids[sel][:, None], negatives[lo:hi]], axis=1)
             ctx = context_vectors(block, sel, p.context_mean, sums, counts, self.device)
             yield Batch(rows={"U": torch.as_tensor(rows, device=self.device)}, data={"ctx": ctx},
-                        examples=int(hi - lo), words=carry)
-            carry = 0
+                        examples=int(hi - lo), words=words)
 
     # ------------------------------------------------ fast engine
 
@@ -268,26 +277,8 @@ class X2Static(Model):
         """:meth:`batches` as flat arrays (the same draws in the same order, so the same steps)."""
         p = self.params
         offsets, ids = block["sentence_offsets"], block["word_ids"]
-        n_sent, n_words = len(offsets) - 1, len(ids)
-        sent_of = np.repeat(np.arange(n_sent), np.diff(offsets))
-        draws = rng.random(n_words)
-        in_vocab = ids >= 0
-        kept = in_vocab & (draws < self.keep[np.maximum(ids, 0)])
-        order = rng.permutation(n_sent) if p.shuffle else np.arange(n_sent)
-        rank = np.empty(n_sent, dtype=np.int64)
-        rank[order] = np.arange(n_sent)
-        targets = np.flatnonzero(kept)
-        targets = targets[np.argsort(rank[sent_of[targets]], kind="stable")]
-        negatives = self.sampler.draw(rng, (len(targets), p.negatives))
-        bounds = np.searchsorted(rank[sent_of[targets]], np.arange(0, n_sent + p.batch_sentences, p.batch_sentences))
-        words_per_sent = np.bincount(sent_of[in_vocab], minlength=n_sent)[order]
-        words_per_batch = np.add.reduceat(words_per_sent, np.arange(0, n_sent, p.batch_sentences)) if n_sent else []
-        steps, carry = [], 0
-        for b, words in enumerate(words_per_batch):  # as batches(): empty steps pass their words on
-            carry += int(words)
-            if bounds[b + 1] > bounds[b]:
-                steps.append((int(bounds[b]), int(bounds[b + 1]), carry))
-                carry = 0
+        n_sent = len(offsets) - 1
+        sent_of, targets, negatives, steps = self._draw(block, rng)
         if p.context_mean == "all_pieces":
             sums = np.ascontiguousarray(block["sentence_vectors"], dtype=np.float32)
             vec, counts = sums[:1], np.ones(n_sent, np.int64)
