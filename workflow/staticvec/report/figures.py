@@ -91,6 +91,17 @@ def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
         if protocols is not None and protocol not in protocols:
             problems.append(f"{where}: protocol {protocol!r} is not in config evaluation.protocols ({', '.join(protocols)})")
 
+    def check_sweep(where, entry):
+        """The entry's sweep of the sheet (None, with the problem noted, if it is not there)."""
+        if sheet is None:
+            return None
+        sweep = sheet.sweeps.get(entry["sweep"])
+        if sweep is None:
+            problems.append(f"{where}: sweep {entry['sweep']!r} is not in {sheet.source} (known: {', '.join(sheet.sweeps)})")
+            return None
+        problems.extend(_check_sweep_use(where, entry, sweep))
+        return sweep
+
     def check_embedding(where, emb):
         if sheet is not None and emb not in sheet:
             known = ", ".join(e for e in sheet.ids() if "~" not in e)
@@ -102,29 +113,18 @@ def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
         if kind in ("curve", "bars"):
             check_metrics(where + ".metrics", entry["metrics"])
             check_protocol(where, entry["protocol"])
-            if sheet is not None:
-                sweep = sheet.sweeps.get(entry["sweep"])
-                if sweep is None:
-                    problems.append(f"{where}: sweep {entry['sweep']!r} is not in {sheet.source} "
-                                    f"(known: {', '.join(sheet.sweeps)})")
-                else:
-                    problems += _check_sweep_use(where, entry, sweep)
+            check_sweep(where, entry)
         elif kind == "training":
             check_metrics(where + ".metrics", entry["metrics"])
             check_protocol(where, entry["protocol"])
             if any(DATASETS[m].task != "similarity" for m in entry["metrics"] if m in DATASETS):
                 problems.append(f"{where}.metrics: a development curve scores a word-similarity set")
-            if sheet is not None:
-                sweep = sheet.sweeps.get(entry["sweep"])
-                if sweep is None:
-                    problems.append(f"{where}: sweep {entry['sweep']!r} is not in {sheet.source} "
-                                    f"(known: {', '.join(sheet.sweeps)})")
-                else:
-                    problems += _check_sweep_use(where, entry, sweep)
-                    methods = {sheet[b].method for b in sweep.bases if b in sheet}
-                    if methods - {"x2static", "bert_sg", "c2v"}:
-                        problems.append(f"{where}: development curves are recorded by the distillation trainers "
-                                        f"(x2static, bert_sg, c2v), not {sorted(methods)}")
+            sweep = check_sweep(where, entry)
+            if sweep is not None:
+                methods = {sheet[b].method for b in sweep.bases if b in sheet}
+                if methods - {"x2static", "bert_sg", "c2v"}:
+                    problems.append(f"{where}: development curves are recorded by the distillation trainers "
+                                    f"(x2static, bert_sg, c2v), not {sorted(methods)}")
         elif kind in ("tsne", "tsne3d"):
             for emb in entry["embeddings"]:
                 check_embedding(where + ".embeddings", emb)
