@@ -258,6 +258,27 @@ class Model:
         return int((word_ids >= 0).sum())
 
 
+def _draw_centres(block: dict, rng: np.random.Generator, window: int, negatives: int, sampler: UnigramSampler,
+                  keep: np.ndarray | None, shuffle: bool, negatives_per_pair: bool):
+    """A block's centres and their random draws, shared by both engines (the same draws in the same
+    order, so the same batches): ``(pos, c_ids, win, mask, centres, neg)``."""
+    offsets, ids = block["sentence_offsets"], block["word_ids"]
+    sent_of = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    pos = np.flatnonzero(ids >= 0)
+    c_ids = ids[pos]
+    win = context_windows(sent_of[pos], window)
+    mask = win >= 0
+    draws = rng.random(len(pos))  # drawn even without subsampling: a data-independent random stream
+    ok = (block["word_pieces"][pos] > 0) & mask.any(axis=1)
+    if keep is not None:
+        ok &= draws < keep[c_ids]
+    centres = np.flatnonzero(ok)
+    if shuffle:
+        centres = rng.permutation(centres)
+    shape = (len(centres), 2 * window, negatives) if negatives_per_pair else (len(centres), negatives)
+    return pos, c_ids, win, mask, centres, sampler.draw(rng, shape)
+
+
 def centre_window_batches(block: dict, rng: np.random.Generator, *, window: int, batch_size: int, negatives: int,
                           sampler: UnigramSampler, keep: np.ndarray | None = None, shuffle: bool = True,
                           negatives_per_pair: bool = False, context_vectors: bool = False, centre_rows: bool = False,
@@ -277,21 +298,8 @@ def centre_window_batches(block: dict, rng: np.random.Generator, *, window: int,
     """
     import torch
 
-    offsets, ids = block["sentence_offsets"], block["word_ids"]
-    sent_of = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    pos = np.flatnonzero(ids >= 0)
-    c_ids = ids[pos]
-    win = context_windows(sent_of[pos], window)
-    mask = win >= 0
-    draws = rng.random(len(pos))  # drawn even without subsampling: a data-independent random stream
-    ok = (block["word_pieces"][pos] > 0) & mask.any(axis=1)
-    if keep is not None:
-        ok &= draws < keep[c_ids]
-    centres = np.flatnonzero(ok)
-    if shuffle:
-        centres = rng.permutation(centres)
-    W = 2 * window
-    neg = sampler.draw(rng, (len(centres), W, negatives) if negatives_per_pair else (len(centres), negatives))
+    pos, c_ids, win, mask, centres, neg = _draw_centres(block, rng, window, negatives, sampler, keep, shuffle,
+                                                        negatives_per_pair)
     vectors = block["word_vectors"]
     left_over = len(pos) - len(centres)  # words that are no centre still count as progress (first batch)
     for b in range(0, len(centres), batch_size):
@@ -864,21 +872,8 @@ def prepare_centre_windows(block: dict, rng: np.random.Generator, *, window: int
     ``neg``: negatives (k, or 2w·k per pair, -1 where the pair is padding); ``cid``: the centre's
     id; ``bounds``: batch boundaries; ``words`` / ``examples``: per batch, as the batches count them.
     """
-    offsets, ids = block["sentence_offsets"], block["word_ids"]
-    sent_of = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    pos = np.flatnonzero(ids >= 0)
-    c_ids = ids[pos]
-    win = context_windows(sent_of[pos], window)
-    mask = win >= 0
-    draws = rng.random(len(pos))
-    ok = (block["word_pieces"][pos] > 0) & mask.any(axis=1)
-    if keep is not None:
-        ok &= draws < keep[c_ids]
-    centres = np.flatnonzero(ok)
-    if shuffle:
-        centres = rng.permutation(centres)
-    W = 2 * window
-    neg = sampler.draw(rng, (len(centres), W, negatives) if negatives_per_pair else (len(centres), negatives))
+    pos, c_ids, win, mask, centres, neg = _draw_centres(block, rng, window, negatives, sampler, keep, shuffle,
+                                                        negatives_per_pair)
     if not len(centres):
         return None
     w, m = win[centres], mask[centres]
