@@ -79,11 +79,12 @@ def test_attention_window_equals_brute_force_loop(bert):
                     assert np.isnan(got[i, col])
 
 
-@pytest.mark.parametrize("mode", ["masked", "unmasked"])
-def test_mlm_topk_equals_per_position_brute_force(bert, mode):
+@pytest.mark.parametrize("mode,masking", [("masked", "whole_word"), ("masked", "piece"), ("unmasked", "whole_word")])
+def test_mlm_topk_equals_per_position_brute_force(bert, mode, masking):
     k = 4
-    sentences = ["the cats sat on the mat .", "unbelievable , the king"]
-    spec = FeatureSpec(layers=(), mlm_topk=k, mlm_mode=mode)
+    # 'unbelievable' is three pieces: whole-word masking masks all three in one input
+    sentences = ["the cats sat on the mat .", "unbelievable , the king", "the unbelievable cats"]
+    spec = FeatureSpec(layers=(), mlm_topk=k, mlm_mode=mode, mlm_masking=masking)
     arrays = FeatureExtractor(bert, spec, None, batch_tokens=30).extract(part_of(sentences))
     offsets = arrays["sentence_offsets"]
     row = 0
@@ -91,7 +92,8 @@ def test_mlm_topk_equals_per_position_brute_force(bert, mode):
         words = text.split()
         ids, pw, unmasked = run_alone(bert, words)
         for p in np.flatnonzero(pw >= 0):
-            logits = (run_alone(bert, words, masked_at=p)[2] if mode == "masked" else unmasked).logits[0, p]
+            masked_at = np.flatnonzero(pw == pw[p]) if masking == "whole_word" else p
+            logits = (run_alone(bert, words, masked_at=masked_at)[2] if mode == "masked" else unmasked).logits[0, p]
             top = logits.topk(k)
             assert arrays["mlm_piece_word"][row] == offsets[s] + pw[p]
             assert arrays["mlm_piece_ids"][row] == ids[p]
@@ -99,6 +101,16 @@ def test_mlm_topk_equals_per_position_brute_force(bert, mode):
             np.testing.assert_allclose(arrays["mlm_topk_logits"][row], top.values.numpy(), rtol=1e-5, atol=1e-5)
             row += 1
     assert row == len(arrays["mlm_piece_word"])
+
+
+def test_whole_word_masking_differs_from_piece_masking_on_a_split_word(bert):
+    """The two readings are not the same computation: on a word of several pieces they predict differently."""
+    part = part_of(["unbelievable , the king"])
+    got = {m: FeatureExtractor(bert, FeatureSpec(layers=(), mlm_topk=4, mlm_masking=m), None).extract(part)
+           for m in ("whole_word", "piece")}
+    first_three = slice(0, 3)  # the pieces of 'unbelievable'
+    assert not np.allclose(got["whole_word"]["mlm_topk_logits"][first_three], got["piece"]["mlm_topk_logits"][first_three])
+    np.testing.assert_allclose(got["whole_word"]["mlm_topk_logits"][3:], got["piece"]["mlm_topk_logits"][3:], rtol=1e-5)
 
 
 def test_sentence_vectors_include_special_tokens(bert):

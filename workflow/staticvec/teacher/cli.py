@@ -60,6 +60,9 @@ def register(subparsers) -> None:
     p.add_argument("--mlm-topk", type=int, default=0, metavar="K", help="top-K MLM predictions per piece")
     p.add_argument("--mlm-mode", choices=["masked", "unmasked", "auto"], default="auto",
                    help="auto: masked for a native MLM head, unmasked for a fitted one")
+    p.add_argument("--mlm-masking", choices=["whole_word", "piece"], default="whole_word",
+                   help="masked mode: all pieces of the target word in one copy (the paper's whole-word-masking "
+                        "teacher) or one piece per copy")
     p.add_argument("--mlm-head", default=None, help="MLM head file from fit-mlm-head (teachers without a head)")
     p.add_argument("--ase", action="store_true", help="keep per-layer sums of the ASE words")
     p.add_argument("--ase-words", default=None, help="file of words (one per line) for ASE; default the vocabulary")
@@ -141,7 +144,7 @@ def _features(args) -> int:
     layers = list(range(teacher.n_layers + 1)) if args.layers == "all" else args.layers
     spec = FeatureSpec(context=args.context, special_tokens=args.special_tokens, layers=tuple(layers),
                        sentence_vectors=args.sentence_vectors, attention_window=args.attention_window,
-                       mlm_topk=args.mlm_topk, mlm_mode=mode, ase=args.ase, vector_dtype=args.vector_dtype)
+                       mlm_topk=args.mlm_topk, mlm_mode=mode, mlm_masking=args.mlm_masking, ase=args.ase, vector_dtype=args.vector_dtype)
     ase_words = None
     if args.ase:
         ids = np.arange(len(vocab))

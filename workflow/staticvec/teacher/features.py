@@ -25,7 +25,8 @@ feature (arrays of a part)   what
                              the piece block (target = query, context = key), for offsets
                              -S..-1, +1..+S within the sentence (NaN where no word)
 ``mlm_*``                    per piece of each word: its id, its word, the top-k predicted piece
-                             ids and logits — with the piece masked (one masked copy per piece,
+                             ids and logits — masked (one copy per word with all its pieces
+                             masked, ``mlm_masking: whole_word``, or one copy per piece, ``piece``;
                              batched) or on the unmasked input (SemGloVe's released code)
 ============================ =====================================================================
 
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 
 CONTEXTS = ("sentence", "paragraph")
 MLM_MODES = ("masked", "unmasked")
+MLM_MASKINGS = ("whole_word", "piece")
 
 
 @dataclass
@@ -65,6 +67,7 @@ class FeatureSpec:
     attention_window: int = 0  # S; 0 = no attention features
     mlm_topk: int = 0  # k; 0 = no MLM predictions
     mlm_mode: str = "masked"
+    mlm_masking: str = "whole_word"  # masked mode: whole_word (all the word's pieces in one copy) | piece
     ase: bool = False  # per-layer sums of the ASE words (all layers)
     vector_dtype: str = "float16"
 
@@ -74,6 +77,8 @@ class FeatureSpec:
             raise StaticvecError(f"feature context {self.context!r}: expected one of {', '.join(CONTEXTS)}")
         if self.mlm_mode not in MLM_MODES:
             raise StaticvecError(f"MLM mode {self.mlm_mode!r}: expected one of {', '.join(MLM_MODES)}")
+        if self.mlm_masking not in MLM_MASKINGS:
+            raise StaticvecError(f"MLM masking {self.mlm_masking!r}: expected one of {', '.join(MLM_MASKINGS)}")
         if self.attention_window < 0 or self.mlm_topk < 0:
             raise StaticvecError("attention window and MLM top-k must be >= 0")
 
@@ -450,17 +455,36 @@ class FeatureExtractor:
                 top_ids.append(i.cpu())
                 top_logits.append(v.cpu())
         else:
-            # one masked copy per piece, batched under the token budget
+            # Masked copies, batched under the token budget: whole_word (the paper's teacher,
+            # bert-large-uncased-whole-word-masking, and SemGloVe's "mask the target word") masks every
+            # piece of the word in one copy and reads each piece's prediction from it; piece masks one
+            # piece per copy.
             L = ids.shape[1]
             per = max(1, self.batch_tokens // L)
-            for s in range(0, len(b_idx), per):
-                bb = torch.as_tensor(b_idx[s:s + per], device=ids.device)
-                pp = torch.as_tensor(p_idx[s:s + per], device=ids.device)
+            if self.spec.mlm_masking == "whole_word":
+                key = b_idx.astype(np.int64) * (int(local.max()) + 1) + local[b_idx, p_idx]
+                _, first, copy_of_piece = np.unique(key, return_index=True, return_inverse=True)
+                copy_rows, copy_words = b_idx[first], local[b_idx[first], p_idx[first]]
+            else:
+                copy_of_piece = np.arange(len(b_idx))
+                copy_rows, copy_words = b_idx, None
+            local_t = torch.as_tensor(local, device=ids.device)
+            states = torch.empty(len(b_idx), last.shape[-1], dtype=last.dtype, device=last.device)
+            for s in range(0, len(copy_rows), per):
+                bb = torch.as_tensor(copy_rows[s:s + per], device=ids.device)
                 copy = ids[bb].clone()
-                copy[torch.arange(len(bb), device=ids.device), pp] = teacher.mask_id
+                if copy_words is None:
+                    copy[torch.arange(len(bb), device=ids.device), torch.as_tensor(p_idx[s:s + per], device=ids.device)] = teacher.mask_id
+                else:
+                    word = torch.as_tensor(copy_words[s:s + per], device=ids.device)
+                    copy[local_t[bb] == word[:, None]] = teacher.mask_id
                 res = teacher.forward(copy, mask[bb], hidden_states=False, attentions=False)
-                states = res.last_hidden_state[torch.arange(len(bb), device=ids.device), pp]
-                v, i = teacher.mlm_topk(states, k)
+                pieces = np.flatnonzero((copy_of_piece >= s) & (copy_of_piece < s + per))
+                rows = torch.as_tensor(copy_of_piece[pieces] - s, device=ids.device)
+                cols = torch.as_tensor(p_idx[pieces], device=ids.device)
+                states[torch.as_tensor(pieces, device=last.device)] = res.last_hidden_state[rows, cols].to(states.dtype)
+            for chunk in torch.split(states, 1024):
+                v, i = teacher.mlm_topk(chunk, k)
                 top_ids.append(i.cpu())
                 top_logits.append(v.cpu())
         return (words, piece_ids, torch.cat(top_ids).numpy(), torch.cat(top_logits).numpy())

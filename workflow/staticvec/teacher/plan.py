@@ -159,7 +159,8 @@ class TeacherPlan:
         if fs.get("attention_window"):
             args += ["--attention-window", str(fs["attention_window"])]
         if fs.get("mlm_topk") and not traits["causal"]:  # a causal LM has no MLM predictions: skipped
-            args += ["--mlm-topk", str(fs["mlm_topk"]), "--mlm-mode", self.tc.get("mlm_mode", "auto")]
+            args += ["--mlm-topk", str(fs["mlm_topk"]), "--mlm-mode", self.tc.get("mlm_mode", "auto"),
+                     "--mlm-masking", self.tc.get("mlm_masking", "whole_word")]
         if fs.get("ase"):
             ase = self.tc.get("ase", {})
             args.append("--ase")
@@ -225,6 +226,8 @@ class TeacherPlan:
             mode = self.tc.get("mlm_mode", "auto")
             if mode == "auto":
                 mode = "unmasked (fitted head)" if self.uses_fitted_head(teacher, fset) else "masked"
+            if mode == "masked":
+                mode += f" ({self.tc.get('mlm_masking', 'whole_word').replace('_', '-')})"
             what.append(f"MLM top-{fs['mlm_topk']} {mode}")
         if fs.get("ase"):
             what.append("ASE sums (all layers)")
