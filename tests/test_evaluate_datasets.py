@@ -148,3 +148,17 @@ def test_registry_selection():
         ds.datasets_for(["wordsim"])
     with pytest.raises(InputFileError, match="not found"):
         ds.load_dataset("ws353", Path("/nonexistent"))
+
+
+def test_evaluation_words_are_every_asked_word_once_in_first_seen_order(tmp_path):
+    (tmp_path / "similarity").mkdir()
+    (tmp_path / "analogy").mkdir()
+    (tmp_path / "categorization").mkdir()
+    (tmp_path / "similarity/EN-WS-353-ALL.txt").write_text("King\tqueen\t8\nman\tking\t9\n")
+    (tmp_path / "analogy/questions-words.txt").write_text(": family\nman king woman queen\nboy girl brother sister\n")
+    (tmp_path / "categorization/ap.csv").write_text(",category,word\n0,fruit,pear\n1,male,man\n")
+    words = ds.evaluation_words(["ws353", "google", "ap"], tmp_path)
+    assert words == ["king", "queen", "man", "woman", "boy", "girl", "brother", "sister", "pear"]
+    assert ds.evaluation_words(["ws353"], tmp_path, lowercase=False) == ["King", "queen", "man", "king"]
+    with pytest.raises(InputFileError, match="msr"):
+        ds.evaluation_words(["msr"], tmp_path)

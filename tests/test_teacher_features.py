@@ -208,14 +208,16 @@ def test_ase_sums_are_sums_of_word_vectors(bert, tmp_path):
     ids = np.concatenate([p["word_ids"] for p in store.parts()])
     vecs = {layer: np.concatenate([p[f"word_vectors.{layer}"] for p in store.parts()]) for layer in (0, 2)}
     ase = store.ase()
-    assert ase["sums"].shape == (len(vocab), 3, 16)
+    met = np.unique(ids[ids >= 0])
+    assert len(met) < len(vocab)  # some vocabulary words never occur: they get no row (memory ∝ words met)
+    np.testing.assert_array_equal(ase["word_ids"], met)
+    np.testing.assert_array_equal(ase["word_list"], np.arange(len(vocab)))
+    assert ase["sums"].shape == (3, len(met), 16)  # layer-major
     assert (ids < 0).any()  # OOV words are counted for no vocabulary word
-    np.testing.assert_array_equal(ase["counts"], np.bincount(ids[ids >= 0], minlength=len(vocab)))
-    for w in ("the", "cat", "."):
-        v = vocab.index[w]
-        assert ase["counts"][v] == (ids == v).sum() > 0
+    np.testing.assert_array_equal(ase["counts"], np.bincount(ids[ids >= 0])[met])
+    for row, v in enumerate(met):
         for layer in (0, 2):
-            np.testing.assert_allclose(ase["sums"][v, layer], vecs[layer][ids == v].sum(0), rtol=1e-4, atol=1e-4)
+            np.testing.assert_allclose(ase["sums"][layer, row], vecs[layer][ids == v].sum(0), rtol=1e-4, atol=1e-4)
 
 
 def test_resumed_shard_equals_uninterrupted(bert, tmp_path):

@@ -82,6 +82,22 @@ def test_cli_features_and_baselines_on_a_local_model(tmp_path):
     assert sorted(report["files"]) == ["0", "1", "2"]
     ase = Embeddings.load(tmp_path / "ase" / "layer-02.txt")
     assert ase.words[0] == small_vocab().words[0] and np.isfinite(ase.vectors).all()
+    # the whole corpus's ASE with the word-alone fallback: every vocabulary word, then the evaluation
+    # sets' words outside the vocabulary (lower-cased)
+    data = tmp_path / "eval" / "similarity"
+    data.mkdir(parents=True)
+    (data / "EN-WS-353-ALL.txt").write_text("cat\tZebra\t8\nking\tquokka\t3\n")
+    assert main(["teacher", "baseline", "ase", *common, "--features", str(out), "--fallback-word",
+                 "--evaluation-data", str(tmp_path / "eval"), "--evaluation-tasks", "ws353",
+                 "--lowercase-evaluation-words", "--out", str(tmp_path / "ase-all")]) == 0
+    full = Embeddings.load(tmp_path / "ase-all" / "layer-02.txt")
+    extra = [w for w in ("cat", "zebra", "king", "quokka") if w not in small_vocab().index]
+    assert extra and full.words == list(small_vocab().words) + extra
+    report = json.loads((tmp_path / "ase-all" / "ase.json").read_text())
+    assert report["rows"] == len(full) and report["evaluation_words_outside_vocabulary"] == len(extra)
+    assert [p.name for p in (tmp_path / "ase-all").iterdir() if p.name.startswith(".")] == []  # scratch removed
+    assert main(["teacher", "baseline", "ase", "--vocab", str(vocab_path), "--features", str(out),
+                 "--evaluation-data", str(tmp_path / "eval"), "--out", str(tmp_path / "ase-x")]) == 2
 
     # a teacher that is not there: a clear error, exit status 2
     assert main(["teacher", "features", "--teacher", str(tmp_path / "nothing-here"), "--vocab", str(vocab_path),

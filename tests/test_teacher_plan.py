@@ -50,7 +50,8 @@ def test_feature_flags_parse_back_into_the_cli(config):
     assert (sg.context, sg.layers, sg.attention_window, sg.mlm_topk) == ("sentence", [], window, 11)
     assert window == 2 * config["cooc"]["semglove"]["window"] and config["cooc"]["semglove"]["feature_set"] == "semglove"
     ase = parse(plan.feature_args("minilm", "ase"))
-    assert ase.ase and not ase.special_tokens and ase.layers == [] and ase.ase_max_words == 20000
+    assert ase.ase and not ase.special_tokens and ase.layers == [] and ase.ase_max_words is None  # every word
+    assert sg.mlm_mode == "auto" and sg.mlm_masking == "whole_word"
     para = parse(plan.feature_args("minilm", "paragraph"))
     assert para.context == "paragraph" and para.mlm_topk == 0
     # a causal teacher gets no MLM flags, and needs no fitted head
@@ -59,6 +60,28 @@ def test_feature_flags_parse_back_into_the_cli(config):
     assert not plan.uses_fitted_head("smollm2", "semglove")
     head = parse(plan.fit_head_args("minilm"), "fit-mlm-head")
     assert head.mode == "unmasked" and head.epochs == 6 and head.lr == 0.002
+
+
+def test_ase_fallback_and_evaluation_words_only_on_the_whole_corpus(config):
+    import argparse
+
+    plan = TeacherPlan(config)
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command"))
+    n = plan.n_shards
+
+    def ase_args(k):
+        return parser.parse_args(["teacher", "baseline", "ase", *shlex.split(plan.ase_args("minilm", k)),
+                                  "--vocab", "v", "--out", "o"])
+
+    whole = ase_args(n)
+    assert whole.fallback_word and whole.evaluation_data == "resources/data/eval" and whole.lowercase_evaluation_words
+    assert whole.evaluation_tasks == config["evaluation"]["tasks"] and plan.ase_uses_evaluation_words(n)
+    part = ase_args(1)  # a fraction is cut to its own vocabulary: every word of it is met, no fallback needed
+    assert not part.fallback_word and part.evaluation_data is None and not plan.ase_uses_evaluation_words(1)
+    off = copy.deepcopy(config)
+    off["teacher"]["ase"]["evaluation_words"] = False
+    assert TeacherPlan(off).ase_args("minilm", n).count("--evaluation-data") == 0
 
 
 def test_each_pass_serves_only_readers_that_need_it(config):

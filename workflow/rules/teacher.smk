@@ -83,15 +83,17 @@ rule teacher_features:
 
 
 rule teacher_ase:
-    # per-layer occurrence averages over the first k of n shards (every layer in one directory)
+    # per-layer occurrence averages over the first k of n shards (every layer in one directory): every
+    # vocabulary word met; on the whole corpus also, word alone, the words never met and the
+    # evaluation words outside the vocabulary
     input:
         vocab=TP.vocab(),
         features=lambda wc: TP.all_features(wc.teacher, config["teacher"]["ase"]["feature_set"], int(wc.k)),
+        data=lambda wc: W.eval_markers() if TP.ase_uses_evaluation_words(int(wc.k)) else [],
     output:
         f"{R}/teacher/{{teacher}}/baselines/ase-{{k}}of{{n}}/ase.json",
     params:
-        args=lambda wc: TP.baseline_args(wc.teacher)
-        + (" --fallback-word" if config["teacher"]["ase"].get("fallback_word") else ""),
+        args=lambda wc: TP.ase_args(wc.teacher, int(wc.k)),
         out=parent_dir,
     log:
         f"{R}/logs/teacher/{{teacher}}/ase-{{k}}of{{n}}.log",

@@ -49,7 +49,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -399,6 +399,26 @@ def datasets_for(selection) -> list[str]:
             )
         chosen += [n for n in names if n not in chosen]
     return chosen
+
+
+def words_of(data) -> list[str]:
+    """Every word a data set asks about (pairs, questions, SemEval prototypes and pairs, items)."""
+    if isinstance(data, SimilarityData):
+        return [w for pair in data.pairs for w in pair]
+    if isinstance(data, AnalogyData):
+        return [w for question in data.questions for w in question]
+    if isinstance(data, RelationalData):
+        return [w for r in data.relations for pair in r.prototypes + r.pairs for w in pair]
+    return list(data.words)
+
+
+def evaluation_words(names: Iterable[str], data_dir: str | os.PathLike, lowercase: bool = True) -> list[str]:
+    """The distinct words of the named data sets, in first-seen order (data sets in the given order)."""
+    words: dict[str, None] = {}
+    for name in names:
+        for w in words_of(load_dataset(name, data_dir)):
+            words.setdefault(w.lower() if lowercase else w, None)
+    return list(words)
 
 
 def load_dataset(name: str, data_dir: str | os.PathLike):

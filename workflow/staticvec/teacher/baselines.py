@@ -7,14 +7,16 @@
 - **ASE** (Bommasani et al.; ``BERT_avg``; X2Static Table 3): a word's contextual vectors averaged
   over its corpus occurrences, for *every* layer, from the per-shard sums the feature pass keeps
   (no second pass). Summing the first k of N shards gives the corpus-size curve (X2Static Fig. 1) at
-  fractions k/N. Words never seen fall back to their word-alone vector when one is given (as the
-  released ASE code does), else they are left out.
+  fractions k/N. Every vocabulary word met is covered; words never met, and the evaluation sets'
+  words outside the vocabulary, fall back to their word-alone vector when asked (as the released ASE
+  code does: it embeds the evaluation words), else they are left out. Memory is bounded: one layer's
+  table at a time, the shards' sums memory-mapped, the word-alone fallback computed in parts.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -62,58 +64,131 @@ def _drop_empty(words, vectors, n_pieces, counts, what) -> Embeddings:
                       None if counts is None else np.asarray(counts)[keep])
 
 
-def merge_ase(stores) -> dict[str, np.ndarray]:
-    """Sum the ASE sums and counts of several shards' features (same word list)."""
-    total = None
+class WordAlone:
+    """Word-alone vectors of ``words`` at every layer, computed ``part_words`` words at a time into a
+    memory-mapped scratch file (``scratch``: a directory; the file is removed by :meth:`close`), so the
+    fallback of ASE costs memory for one part, whatever the number of words."""
+
+    def __init__(self, teacher, words: Sequence[str], layers: Sequence[int], special_tokens: bool = True,
+                 batch_tokens: int = 8192, scratch=".", part_words: int = 4096):
+        from pathlib import Path
+
+        spec = FeatureSpec(context="sentence", special_tokens=special_tokens, layers=tuple(layers),
+                           vector_dtype="float32")
+        extractor = FeatureExtractor(teacher, spec, None, batch_tokens)
+        self.layers = list(extractor.layers)
+        self.path = Path(scratch) / "word-alone.scratch.npy"
+        self.table = np.lib.format.open_memmap(self.path, mode="w+", dtype=np.float32,
+                                               shape=(len(self.layers), len(words), teacher.hidden_size))
+        has = np.zeros(len(words), dtype=bool)
+        for a in range(0, len(words), part_words):
+            chunk = [[w] for w in words[a:a + part_words]]
+            arrays = extractor.extract(Part(0, sentences=chunk, records=list(range(len(chunk))),
+                                            paragraphs=list(range(len(chunk)))))
+            has[a:a + len(chunk)] = arrays["word_pieces"] > 0
+            for i, layer in enumerate(self.layers):
+                self.table[i, a:a + len(chunk)] = arrays[f"word_vectors.{layer}"]
+        self.index = {w: i for i, w in enumerate(words) if has[i]}
+        if len(self.index) < len(words):
+            log.warning("word alone: %d word(s) have no piece and no vector, left out", len(words) - len(self.index))
+
+    def vectors(self, layer: int) -> np.ndarray:
+        return self.table[self.layers.index(layer)]
+
+    def close(self) -> None:
+        del self.table
+        self.path.unlink(missing_ok=True)
+
+
+def ase_state(stores, n_words: int) -> dict[str, np.ndarray]:
+    """Occurrence counts per vocabulary id over several shards' features, the words listed for ASE
+    (every one unless the pass was given a list), and the hidden-state layers; sums stay on disk."""
+    counts = np.zeros(n_words, dtype=np.int64)
+    listed, layers = None, None
     for store in stores:
         state = store.ase()
-        if total is None:
-            total = {k: np.array(v, copy=True) for k, v in state.items()}
-            total["sums"] = total["sums"].astype(np.float64)
-            continue
-        if not np.array_equal(state["word_ids"], total["word_ids"]):
-            raise InputFileError(store.dir / "ase.npz", "ASE word list differs from the first shard's")
-        total["sums"] += state["sums"]
-        total["counts"] += state["counts"]
-    if total is None:
+        ids = state["word_ids"]
+        if len(ids) and ids.max() >= n_words:
+            raise InputFileError(store.dir / "ase.npz", f"word id {ids.max()} beyond the vocabulary ({n_words} words)")
+        counts[ids] += state["counts"]
+        if layers is None:
+            listed, layers = state["word_list"], state["layers"]
+        elif not (np.array_equal(state["word_list"], listed) and np.array_equal(state["layers"], layers)):
+            raise InputFileError(store.dir / "ase.npz", "ASE word list or layers differ from the first shard's")
+    if layers is None:
         raise ValueError("no feature stores given")
-    return total
+    return {"counts": counts, "word_list": listed, "layers": layers}
 
 
-def ase_embeddings(stores, vocab, layers: Sequence[int] | None = None,
-                   fallback: dict[int, Embeddings] | None = None) -> dict[int, Embeddings]:
-    """{layer: embeddings} of occurrence-averaged vectors over the given shards' features."""
-    state = merge_ase(stores)
-    sums, counts, word_ids = state["sums"], state["counts"], state["word_ids"]
-    all_layers = [int(x) for x in state.get("layers", np.arange(sums.shape[1]))]
+def ase_embeddings(stores, vocab, layers: Sequence[int] | None = None, fallback=None,
+                   extra_words: Sequence[str] = (), block_words: int = 65536) -> Iterator[tuple[int, Embeddings]]:
+    """(layer, embeddings) of occurrence-averaged vectors over the given shards' features, one layer at
+    a time (memory: one layer's table plus ``block_words`` rows of fp64 sums).
+
+    Rows: every listed vocabulary word met in the shards (its mean), in vocabulary order; then, when
+    ``fallback`` is given (a callable: words -> :class:`WordAlone`), the listed words never met and the
+    ``extra_words`` outside the vocabulary (the evaluation sets' words), from their word-alone vectors
+    — computed only for those words. Words with neither are left out.
+    """
+    state = ase_state(stores, len(vocab))
+    counts, all_layers = state["counts"], [int(x) for x in state["layers"]]
     chosen = all_layers if layers is None else [all_layers[x] if x < 0 else x for x in layers]
+    listed = np.zeros(len(vocab), dtype=bool)
+    listed[state["word_list"]] = True
     seen = counts > 0
-    out = {}
-    for layer in chosen:
-        means = sums[:, layer, :] / np.maximum(counts, 1)[:, None]
-        words = [vocab.words[i] for i in word_ids]
-        vec_counts = [vocab.counts[i] for i in word_ids]
-        keep = seen.copy()
-        vectors = means.astype(np.float32)
-        if fallback is not None and layer in fallback:
-            back = fallback[layer]
-            for row in np.flatnonzero(~seen):
-                if words[row] in back:
-                    vectors[row] = back[words[row]]
-                    keep[row] = True
-        idx = np.flatnonzero(keep)
-        out[layer] = Embeddings([words[i] for i in idx], vectors[idx], [vec_counts[i] for i in idx])
-    return out
+    unseen = np.flatnonzero(listed & ~seen)
+    extra = [w for w in dict.fromkeys(extra_words) if w not in vocab.index]
+    back = None
+    if fallback is not None and (len(unseen) or extra):
+        back = fallback([vocab.words[i] for i in unseen] + extra)
+        log.info("ASE: %d vocabulary word(s) never met and %d extra word(s) take their word-alone vectors",
+                 sum(vocab.words[i] in back.index for i in unseen), sum(w in back.index for w in extra))
+    has_back = np.zeros(len(vocab), dtype=bool)
+    if back is not None:
+        has_back[[i for i in unseen if vocab.words[i] in back.index]] = True
+        extra = [w for w in extra if w in back.index]
+    else:
+        extra = []
+    rows = np.flatnonzero(listed & (seen | has_back))
+    position = np.full(len(vocab), -1, dtype=np.int64)
+    position[rows] = np.arange(len(rows))
+    words = [vocab.words[i] for i in rows] + extra
+    word_counts = [int(counts[i]) for i in rows] + [0] * len(extra)
+    sums = [store.ase() for store in stores]
+    try:
+        for layer in chosen:
+            at = all_layers.index(layer)
+            width = sums[0]["sums"].shape[2]
+            table = np.empty((len(words), width), dtype=np.float32)
+            for a in range(0, len(vocab), block_words):
+                b = min(len(vocab), a + block_words)
+                acc = np.zeros((b - a, width), dtype=np.float64)
+                for state_k in sums:
+                    ids = state_k["word_ids"]
+                    lo, hi = np.searchsorted(ids, [a, b])
+                    acc[ids[lo:hi] - a] += state_k["sums"][at, lo:hi]
+                met = a + np.flatnonzero(seen[a:b] & listed[a:b])
+                table[position[met]] = acc[met - a] / counts[met][:, None]
+            if back is not None:
+                table_back = back.vectors(layer)
+                for i in np.flatnonzero(has_back):
+                    table[position[i]] = table_back[back.index[vocab.words[i]]]
+                for j, w in enumerate(extra):
+                    table[len(rows) + j] = table_back[back.index[w]]
+            yield layer, Embeddings(words, table, word_counts)
+    finally:
+        if back is not None:
+            back.close()
 
 
-def ase_report(stores) -> dict:
-    state = merge_ase(stores)
+def ase_report(stores, vocab) -> dict:
+    state = ase_state(stores, len(vocab))
     counts = state["counts"]
     return {
         "shards": len(stores),
         "sentences": int(sum(s.meta["sentences"] for s in stores)),
-        "words": int(len(counts)),
+        "words": int(len(state["word_list"])),
         "words_seen": int((counts > 0).sum()),
         "occurrences": int(counts.sum()),
-        "layers": int(state["sums"].shape[1]),
+        "layers": int(len(state["layers"])),
     }

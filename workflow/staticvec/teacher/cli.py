@@ -108,6 +108,12 @@ def register(subparsers) -> None:
     p.add_argument("--layers", type=_layers, default=None, help="word: default last; ase: default all")
     p.add_argument("--no-special-tokens", dest="special_tokens", action="store_false", help="word: no [CLS]/[SEP] around the word")
     p.add_argument("--fallback-word", action="store_true", help="ase: unseen words get their word-alone vector")
+    p.add_argument("--evaluation-data", metavar="DIR",
+                   help="ase with --fallback-word: also embed (word alone) the intrinsic evaluation sets' words that "
+                        "are outside the vocabulary, read from this evaluation data directory")
+    p.add_argument("--evaluation-tasks", nargs="+", default=["all"], help="ase: the evaluation sets read for those words")
+    p.add_argument("--lowercase-evaluation-words", action="store_true", help="ase: lower-case the evaluation words "
+                   "(a lower-cased corpus)")
     p.add_argument("--out", required=True,
                    help="token/word with one layer: embedding file; word with several layers and ase: directory")
     p.add_argument("--format", default="word2vec", choices=["word2vec", "binary", "npy", "glove"], help="embedding file format")
@@ -232,20 +238,38 @@ def _baseline(args) -> int:
     if not args.features:
         raise StaticvecError("baseline ase: give the shards' features with --features")
     stores = [FeatureStore(f) for f in args.features]
-    fallback = None
+    fallback, extra = None, []
+    if args.evaluation_data and not args.fallback_word:
+        raise StaticvecError("baseline ase: --evaluation-data embeds words alone: it needs --fallback-word")
     if args.fallback_word:
+        import tempfile
+
         n = stores[0].meta["teacher"]["layers"]
-        fallback = baselines.word_alone(teacher, vocab.words, list(range(n + 1)), args.special_tokens,
-                                        args.batch_tokens, vocab.counts)
-    tables = baselines.ase_embeddings(stores, vocab, None if args.layers in (None, "all") else args.layers, fallback)
+        out.mkdir(parents=True, exist_ok=True)
+        scratch = tempfile.mkdtemp(prefix=".word-alone-", dir=out)
+
+        def fallback(words):
+            return baselines.WordAlone(teacher, words, list(range(n + 1)), args.special_tokens, args.batch_tokens,
+                                       scratch)
+    if args.evaluation_data:
+        from staticvec.evaluate.datasets import datasets_for, evaluation_words
+
+        extra = evaluation_words(datasets_for(args.evaluation_tasks), args.evaluation_data,
+                                 args.lowercase_evaluation_words)
+    tables = baselines.ase_embeddings(stores, vocab, None if args.layers in (None, "all") else args.layers,
+                                      fallback, extra)
     files = {}
-    for layer, emb in tables.items():
+    for layer, emb in tables:
         name = f"layer-{layer:02d}{_suffix(args.format)}"
         emb.save(out / name, args.format)
         files[str(layer)] = name
-    report = baselines.ase_report(stores) | {"files": files, "fallback_word": args.fallback_word,
-                                              "teacher": stores[0].meta["teacher"],
-                                              "special_tokens": stores[0].meta["spec"]["special_tokens"]}
+        rows = len(emb)
+    if args.fallback_word:
+        Path(scratch).rmdir()
+    report = baselines.ase_report(stores, vocab) | {
+        "files": files, "fallback_word": args.fallback_word, "rows": rows,
+        "evaluation_words": len(extra), "evaluation_words_outside_vocabulary": sum(w not in vocab.index for w in extra),
+        "teacher": stores[0].meta["teacher"], "special_tokens": stores[0].meta["spec"]["special_tokens"]}
     write_json(out / "ase.json", report)
     return 0
 

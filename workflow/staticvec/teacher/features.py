@@ -247,18 +247,17 @@ class FeatureExtractor:
             raise StaticvecError(f"teacher {teacher.name!r} has no mask token: use MLM mode 'unmasked'")
         if spec.attention_window:
             teacher.use_eager_attention()
-        # ASE: vocabulary id -> row of the running sums
+        # ASE: running sums for the words met so far only (a row is allocated at a word's first
+        # occurrence), so memory grows with the shard's distinct words, never with the vocabulary:
+        # vocabulary id -> row (-1: not met yet; -2: not an ASE word)
         self.ase_rows = None
         if spec.ase:
             if vocab is None:
                 raise StaticvecError("ASE sums need a vocabulary")
-            ids = np.arange(len(vocab)) if ase_words is None else np.asarray(ase_words, dtype=np.int64)
-            self.ase_word_ids = ids
-            self.ase_rows = np.full(len(vocab), -1, dtype=np.int64)
-            self.ase_rows[ids] = np.arange(len(ids))
-            self.ase_sums = torch.zeros(len(ids), teacher.n_layers + 1, teacher.hidden_size,
-                                        dtype=torch.float32, device=teacher.device)
-            self.ase_counts = torch.zeros(len(ids), dtype=torch.int64, device=teacher.device)
+            self.ase_rows = np.full(len(vocab), -1 if ase_words is None else -2, dtype=np.int64)
+            if ase_words is not None:
+                self.ase_rows[np.asarray(ase_words, dtype=np.int64)] = -1
+            self._ase_reset(np.zeros(0, np.int64))
 
     # --------------------------------------------------------- helpers
     def word_ids(self, words: list[str]) -> np.ndarray:
@@ -365,10 +364,13 @@ class FeatureExtractor:
     def _ase_add(self, hidden, word_means, vocab_of_local, b_target):
         torch = self.torch
         vocab_of_local = vocab_of_local.cpu()
-        rows = torch.as_tensor(self.ase_rows)[vocab_of_local.clamp(min=0)]
-        keep = (rows >= 0) & (vocab_of_local >= 0) & b_target  # OOV words (id -1) have no row
+        # OOV words (id -1) and words outside the ASE list (row -2) get no row
+        keep = (vocab_of_local >= 0) & b_target
+        keep &= torch.as_tensor(self.ase_rows)[vocab_of_local.clamp(min=0)] >= -1
         if not bool(keep.any()):
             return
+        self._ase_allocate(vocab_of_local[keep].numpy())
+        rows = torch.as_tensor(self.ase_rows)[vocab_of_local.clamp(min=0)]
         keep_dev = keep.to(self.teacher.device)
         rows_dev = rows[keep].to(self.teacher.device)
         stacked = torch.stack([word_means(h)[keep_dev] for h in hidden], dim=1)  # (n, layers+1, d)
@@ -505,16 +507,49 @@ class FeatureExtractor:
         }
 
     # --------------------------------------------------------- ASE state
+    def _ase_reset(self, word_ids: np.ndarray, sums=None, counts=None) -> None:
+        torch, t = self.torch, self.teacher
+        n = len(word_ids)
+        self.ase_word_ids = np.asarray(word_ids, dtype=np.int64)
+        self.ase_rows[self.ase_rows >= 0] = -1
+        self.ase_rows[self.ase_word_ids] = np.arange(n)
+        capacity = max(1024, 2 * n)
+        self.ase_sums = torch.zeros(capacity, t.n_layers + 1, t.hidden_size, dtype=torch.float32, device=t.device)
+        self.ase_counts = torch.zeros(capacity, dtype=torch.int64, device=t.device)
+        if n:
+            self.ase_sums[:n] = torch.as_tensor(np.ascontiguousarray(np.moveaxis(sums, 0, 1)), device=t.device)
+            self.ase_counts[:n] = torch.as_tensor(counts, device=t.device)
+
+    def _ase_allocate(self, vocab_ids: np.ndarray) -> None:
+        """Rows for the words met for the first time (capacity doubles when full)."""
+        new = np.unique(vocab_ids[self.ase_rows[vocab_ids] == -1])
+        if not len(new):
+            return
+        n = len(self.ase_word_ids)
+        self.ase_rows[new] = np.arange(n, n + len(new))
+        self.ase_word_ids = np.concatenate([self.ase_word_ids, new])
+        if n + len(new) > len(self.ase_counts):
+            torch = self.torch
+            capacity = max(2 * len(self.ase_counts), n + len(new))
+            sums = torch.zeros(capacity, *self.ase_sums.shape[1:], dtype=torch.float32, device=self.ase_sums.device)
+            counts = torch.zeros(capacity, dtype=torch.int64, device=self.ase_counts.device)
+            sums[:n], counts[:n] = self.ase_sums[:n], self.ase_counts[:n]
+            self.ase_sums, self.ase_counts = sums, counts
+
     def ase_state(self) -> dict[str, np.ndarray]:
-        return {"word_ids": self.ase_word_ids, "sums": self.ase_sums.cpu().numpy(),
-                "counts": self.ase_counts.cpu().numpy()}
+        """The words met so far, by vocabulary id: word_ids (n,), counts (n,), sums (layers+1, n, d)
+        float32 — layer-major, so that a reader maps one layer's rows from disk."""
+        n = len(self.ase_word_ids)
+        order = np.argsort(self.ase_word_ids, kind="stable")
+        sums = self.ase_sums[:n].cpu().numpy()[order]
+        return {"word_ids": self.ase_word_ids[order], "counts": self.ase_counts[:n].cpu().numpy()[order],
+                "sums": np.ascontiguousarray(np.moveaxis(sums, 1, 0))}
 
     def load_ase_state(self, state: dict[str, np.ndarray]) -> None:
-        torch = self.torch
-        if not np.array_equal(state["word_ids"], self.ase_word_ids):
+        ids = np.asarray(state["word_ids"], dtype=np.int64)
+        if len(ids) and (ids.max() >= len(self.ase_rows) or (self.ase_rows[ids] == -2).any()):
             raise StaticvecError("ASE checkpoint was written for another word list")
-        self.ase_sums = torch.as_tensor(state["sums"], device=self.teacher.device).clone()
-        self.ase_counts = torch.as_tensor(state["counts"], device=self.teacher.device).clone()
+        self._ase_reset(ids, state["sums"], state["counts"])
 
 
 def iter_features(teacher, shard, spec: FeatureSpec, vocab=None, part_sentences: int = 4096,

@@ -182,6 +182,26 @@ class TeacherPlan:
     def baseline_args(self, teacher: str) -> str:
         return shlex.join(self._teacher_args(teacher) + self._vocab_args())
 
+    def ase_uses_evaluation_words(self, k: int) -> bool:
+        """The whole corpus's ASE also embeds the evaluation words outside the vocabulary (word alone)."""
+        ase = self.tc.get("ase", {})
+        return k == self.n_shards and bool(ase.get("fallback_word")) and bool(ase.get("evaluation_words", True))
+
+    def ase_args(self, teacher: str, k: int) -> str:
+        """`baseline ase` flags over the first k shards. Only the whole corpus needs the word-alone
+        fallback: a fraction's table is cut to the fraction's own vocabulary (its words are all met)."""
+        from staticvec.evaluate.intrinsic import data_dir_from_config
+
+        args = self._teacher_args(teacher) + self._vocab_args()
+        if k == self.n_shards and self.tc.get("ase", {}).get("fallback_word"):
+            args.append("--fallback-word")
+        if self.ase_uses_evaluation_words(k):
+            args += ["--evaluation-data", data_dir_from_config(self.config),
+                     "--evaluation-tasks", *self.config.get("evaluation", {}).get("tasks", ["all"])]
+            if self.config["corpus"].get("lowercase", True):
+                args.append("--lowercase-evaluation-words")
+        return shlex.join(args)
+
     # ------------------------------------------------------------ targets
     def word_layer_names(self) -> list[str]:
         layers = self.tc.get("baselines", {}).get("word_layers", [-1])

@@ -6,7 +6,9 @@ Layout of one shard's features (``OUT`` is a directory)::
     OUT/plan.json              what the parts were computed with (a resumed run must match it)
     OUT/parts/part-00000.npz   arrays of the first ``part_sentences`` training sentences (see features.py)
     OUT/parts/ase-00003.npz    ASE running sums through part 3 (only the newest is kept)
-    OUT/ase.npz                final ASE sums: word_ids, sums (n, layers+1, d) float32, counts
+    OUT/ase.npz                final ASE words: word_ids (the n vocabulary ids met, sorted), counts, layers,
+                               word_list (the vocabulary ids ASE covers: every word, or the given list)
+    OUT/ase_sums.npy           their sums (layers+1, n, d) float32, layer-major: readers map one layer
 
 Every file is written atomically. An interrupted job restarts at the first part without a file
 (and the ASE sums of the last finished part), so a resumed shard equals an uninterrupted one.
@@ -35,7 +37,7 @@ from staticvec.teacher.features import FeatureExtractor, FeatureSpec, iter_parts
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: ASE sums of the words met only, layer-major in ase_sums.npy
 
 
 def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
@@ -166,7 +168,10 @@ def _finish(out_dir, plan, extractor, teacher, spec, vocab, elapsed, pieces, n_n
     if spec.ase:
         last = parts_dir / f"ase-{len(parts) - 1:05d}.npz"
         state = _load_npz(last) if parts else extractor.ase_state()
+        with atomic_path(out_dir / "ase_sums.npy") as tmp, open(tmp, "wb") as fh:
+            np.save(fh, state.pop("sums"))
         state["layers"] = np.arange(teacher.n_layers + 1)
+        state["word_list"] = np.flatnonzero(extractor.ase_rows != -2)  # the words ASE covers (all, or a list)
         _save_npz(out_dir / "ase.npz", state)
     head = getattr(teacher, "fitted_head", None)
     sidecar = {
@@ -193,6 +198,7 @@ def _finish(out_dir, plan, extractor, teacher, spec, vocab, elapsed, pieces, n_n
         "words_without_pieces": n_zero,
         "truncated_inputs_this_run": truncated,
         "ase": "ase.npz" if spec.ase else None,
+        "ase_sums": "ase_sums.npy" if spec.ase else None,
         "this_run": {"parts": n_new, "seconds": round(elapsed, 3),
                      "word_pieces_per_second": round(pieces / elapsed, 1) if elapsed > 0 and pieces else None},
     }
@@ -244,9 +250,19 @@ class FeatureStore:
             yield _load_npz(self.dir / "parts" / name, keys)
 
     def ase(self) -> dict[str, np.ndarray]:
+        """word_ids, counts, layers and sums (layers+1, n, d), the sums memory-mapped (not read)."""
         if not self.meta.get("ase"):
             raise InputFileError(self.dir / "features.json", "these features hold no ASE sums")
-        return _load_npz(self.dir / self.meta["ase"])
+        state = _load_npz(self.dir / self.meta["ase"])
+        path = self.dir / self.meta["ase_sums"]
+        try:
+            state["sums"] = np.load(path, mmap_mode="r")
+        except (OSError, ValueError) as exc:
+            raise InputFileError(path, f"unreadable ASE sums ({exc})") from None
+        expected = (len(state["layers"]), len(state["word_ids"]))
+        if state["sums"].ndim != 3 or state["sums"].shape[:2] != expected:
+            raise InputFileError(path, f"ASE sums of shape {state['sums'].shape}, expected {expected} + (width,)")
+        return state
 
     def layer_key(self, layer: int | None) -> str:
         layers = self.meta["layers"]
