@@ -6,7 +6,7 @@ import pytest
 
 from staticvec.errors import InputFileError
 from staticvec.files import read_json, write_json
-from staticvec.report.reference import publish, stage_timings
+from staticvec.report.reference import publish, rule_timings, rules_of_benchmarks, stage_timings
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
@@ -52,3 +52,39 @@ def test_publish_copies_tables_and_manifest_but_not_vectors(tmp_path):
 def test_publish_refuses_an_unfinished_run(tmp_path):
     with pytest.raises(InputFileError, match="manifest.json"):
         publish(tmp_path, tmp_path / "out")
+
+
+def job_record(metadata, output, rule, log):
+    import base64
+    import json
+
+    metadata.mkdir(parents=True, exist_ok=True)
+    name = base64.urlsafe_b64encode(output.encode()).decode()
+    (metadata / name).write_text(json.dumps({"rule": rule, "log": [log], "starttime": 0, "endtime": 1}))
+
+
+def test_rule_timings_attribute_benchmarks_through_the_job_records(tmp_path):
+    run = tmp_path / "results/default"
+    make_run(run)
+    write_json(run / "corpus/manifest.json", {"totals": {"tokens": 2_000_000}})
+    meta = tmp_path / ".snakemake/metadata"
+    job_record(meta, "results/default/embeddings/glove/seed1/vectors.bin", "train_glove",
+               "results/default/logs/train/glove/seed1.log")
+    job_record(meta, "results/default/embeddings/sg/seed1/vectors.bin", "train_gensim_baseline",
+               "results/default/logs/train/sg/seed1.log")
+    (meta / "garbled").write_text("{not json")
+    rules = rules_of_benchmarks(meta, "results/default")
+    assert rules == {"train/glove/seed1": "train_glove", "train/sg/seed1": "train_gensim_baseline"}
+    t = rule_timings(run / "benchmarks", rules, 2_000_000)
+    assert list(t) == ["train_glove", "train_gensim_baseline", "corpus/?"]  # by job time; unknown rule by stage
+    assert t["train_glove"] == {"jobs": 1, "wall_s": 30.0, "cpu_s": 50.0, "max_rss_mb": 700.0,
+                                "wall_s_per_million_tokens": 15.0}
+    assert t["corpus/?"]["wall_s_per_million_tokens"] == 5.0
+    cwd = os.getcwd()
+    os.chdir(tmp_path)  # Snakemake's records name outputs relative to the working directory
+    try:
+        manifest = publish("results/default", "reference")
+    finally:
+        os.chdir(cwd)
+    assert manifest["timings"]["rules"]["train_glove"]["jobs"] == 1 and manifest["timings"]["corpus_tokens"] == 2_000_000
+    assert "| train_glove | 1 | 0:00:30 | 0:00:50 | 700 MB | 0:00:15 |" in (tmp_path / "reference/timings.md").read_text()

@@ -70,9 +70,11 @@ def register(subparsers) -> None:
     p.set_defaults(handler=_claims)
 
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
-                                         "wall times (results/reference/)")
+                                         "and per-rule job times (results/reference/)")
     p.add_argument("--run", required=True, help="the run's results directory, e.g. results/default")
     p.add_argument("--out", required=True, help="e.g. results/reference")
+    p.add_argument("--metadata", default=".snakemake/metadata",
+                   help="Snakemake's job records (which rule ran each job; per-rule timings)")
     p.set_defaults(handler=_reference)
 
     p = sub.add_parser("best-layer", help="ASE's best task-independent layer: the best mean score over tasks "
@@ -158,7 +160,7 @@ def _claims(args) -> int:
 def _reference(args) -> int:
     from staticvec.report.reference import publish, timings_markdown
 
-    manifest = publish(args.run, args.out)
+    manifest = publish(args.run, args.out, args.metadata)
     print(timings_markdown(manifest["timings"]), end="")
     return 0
 

@@ -5,11 +5,17 @@ A stage is the first directory under ``<run>/benchmarks/`` (corpus, teacher, coo
 ...); a job's time is the ``s`` column of its benchmark file (wall seconds of the job's command).
 Summed per stage this is the *work* of the stage; with ``--cores N`` jobs overlap, so the run's wall
 time (first job start to last job end, from the benchmark files' modification times) is given too.
+
+Per rule, the same sums and the job time per million corpus tokens (so the cost of another corpus
+size can be predicted): a benchmark file is attributed to its job's rule through Snakemake's job
+records (``.snakemake/metadata``: each output's rule and log), as every rule here writes its log and
+its benchmark under the same relative name (``logs/X.log`` ↔ ``benchmarks/X.tsv``).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 from collections import defaultdict
 from pathlib import Path
@@ -69,6 +75,48 @@ def stage_timings(benchmarks: str | Path) -> dict:
             "run_wall_s": round(max(ends) - min(starts), 1)}
 
 
+def rules_of_benchmarks(metadata_dir: str | Path, results: str | Path) -> dict[str, str]:
+    """{benchmark name relative to ``<results>/benchmarks`` without suffix: rule} from Snakemake's job
+    records (one JSON per output file: its rule and log files)."""
+    root, logs = Path(metadata_dir), (Path(results) / "logs").resolve()  # records: relative to the working dir
+    rules: dict[str, str] = {}
+    if not root.is_dir():
+        return rules
+    for record in root.iterdir():
+        try:
+            meta = json.loads(record.read_text())
+        except (OSError, ValueError):
+            continue  # a record being written or from another Snakemake version: that job stays unattributed
+        for log in meta.get("log") or []:
+            log = Path(log).resolve()
+            try:
+                rel = log.relative_to(logs)
+            except ValueError:
+                continue
+            rules[str(rel.with_suffix(""))] = meta.get("rule", "?")
+    return rules
+
+
+def rule_timings(benchmarks: str | Path, rules: dict[str, str], corpus_tokens: int | None) -> dict:
+    """Per rule: jobs, summed job (wall) and CPU seconds, the largest peak RSS, job seconds per
+    million corpus tokens. Benchmarks of no known rule count under ``(stage)/?``."""
+    root = Path(benchmarks)
+    out: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0, "max_rss_mb": 0.0})
+    for path in sorted(root.rglob("*.tsv")):
+        bench = read_benchmark(path)
+        rel = str(path.relative_to(root).with_suffix(""))
+        rule = rules.get(rel) or f"{Path(rel).parts[0]}/?"
+        entry = out[rule]
+        entry["jobs"] += 1
+        entry["wall_s"] += bench["s"]
+        entry["cpu_s"] += bench["cpu_time"] or 0.0
+        entry["max_rss_mb"] = max(entry["max_rss_mb"], bench["max_rss"] or 0.0)
+    per_million = (1e6 / corpus_tokens) if corpus_tokens else None
+    return {rule: {**v, "wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1),
+                   "wall_s_per_million_tokens": None if per_million is None else round(v["wall_s"] * per_million, 1)}
+            for rule, v in sorted(out.items(), key=lambda kv: -kv[1]["wall_s"])}
+
+
 def timings_markdown(timings: dict) -> str:
     lines = ["| stage | jobs | work (sum of job wall times) | CPU | longest job | peak RSS |",
              "| --- | ---: | ---: | ---: | --- | ---: |"]
@@ -78,6 +126,16 @@ def timings_markdown(timings: dict) -> str:
     lines.append(f"| **all** | {timings['jobs']} | {_hms(timings['work_s'])} | | | |")
     lines.append("")
     lines.append(f"Run wall time (first job start to last job end): **{_hms(timings['run_wall_s'])}**.")
+    if timings.get("rules"):
+        tokens = timings.get("corpus_tokens")
+        lines += ["", f"Per rule, by job time (corpus: {tokens:,} tokens; job time per million tokens predicts "
+                      "the rules whose work grows with the corpus):" if tokens else "Per rule, by job time:", "",
+                  "| rule | jobs | job time | CPU | peak RSS | job time per 1M tokens |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for rule, v in timings["rules"].items():
+            per = v.get("wall_s_per_million_tokens")
+            lines.append(f"| {rule} | {v['jobs']} | {_hms(v['wall_s'])} | {_hms(v['cpu_s'])} | "
+                         f"{v['max_rss_mb']:.0f} MB | {'' if per is None else _hms(per)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -86,9 +144,9 @@ def _hms(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
-def publish(run: str | Path, out: str | Path) -> dict:
-    """Copy a finished run's tables, figures and manifests to ``out`` and write its stage timings
-    into ``out/manifest.json`` (under ``timings``) and ``out/timings.md``. Returns the manifest."""
+def publish(run: str | Path, out: str | Path, metadata_dir: str | Path = ".snakemake/metadata") -> dict:
+    """Copy a finished run's tables, figures and manifests to ``out`` and write its stage and rule
+    timings into ``out/manifest.json`` (under ``timings``) and ``out/timings.md``. Returns the manifest."""
     run, out = Path(run), Path(out)
     manifest_path = run / "manifest.json"
     if not manifest_path.exists():
@@ -104,6 +162,10 @@ def publish(run: str | Path, out: str | Path) -> dict:
             copied.append(str(rel))
     timings = stage_timings(run / "benchmarks")
     manifest = read_json(manifest_path)
+    corpus = run / "corpus" / "manifest.json"
+    tokens = read_json(corpus).get("totals", {}).get("tokens") if corpus.exists() else None
+    timings["corpus_tokens"] = tokens
+    timings["rules"] = rule_timings(run / "benchmarks", rules_of_benchmarks(metadata_dir, run), tokens)
     manifest["timings"] = timings
     claims = run / "tables" / "claims.json"
     if claims.exists():  # the claims' verdicts (the run manifest is an input of the claims rule, so they land here)
