@@ -1,0 +1,107 @@
+"""The DAG's job list, pinned: `snakemake -n --forceall` for the default config and for the paper
+config (rule, wildcards, output paths of every job). A change of the planning layer that is meant to
+be a pure refactor must leave it unchanged; a change that is meant to change the DAG updates the
+golden files on purpose:
+
+    STATICVEC_UPDATE_GOLDEN=1 python -m pytest tests/test_dag_golden.py
+
+The paper config plans on this machine against a mirror holding the offline data plus empty
+stand-ins for the files only a user can supply (WordNet): planning reads no file's content.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from staticvec.config import load_config
+from staticvec.resources import find_in_mirror
+from staticvec.workflow import Workflow
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = REPO / "tests" / "golden"
+JOB = re.compile(r"^(?:local)?rule (\S+):$")
+
+
+def job_list(dry_run_output: str) -> list[str]:
+    """One line per planned job: rule, wildcards and outputs, sorted (the order of a dry run is not part of the DAG)."""
+    jobs, current = [], None
+    for line in dry_run_output.splitlines():
+        m = JOB.match(line)
+        if m:
+            current = {"rule": m.group(1), "output": "", "wildcards": ""}
+            jobs.append(current)
+        elif current is not None and line.startswith("    output: "):
+            current["output"] = line[len("    output: "):]
+        elif current is not None and line.startswith("    wildcards: "):
+            current["wildcards"] = line[len("    wildcards: "):]
+        elif not line.startswith("    "):
+            current = None
+    return sorted(f"{j['rule']}\t{j['wildcards']}\t{j['output']}" for j in jobs)
+
+
+def plan(configfiles: list[str], tmp_path: Path) -> list[str]:
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "2", "--directory", str(REPO),
+           "--snakefile", str(REPO / "Snakefile"), "--configfile", *configfiles]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO / "workflow")}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    jobs = job_list(done.stdout)
+    assert jobs, "the dry run planned no job"
+    return jobs
+
+
+def paper_mirror(tmp_path: Path) -> Path:
+    """The offline mirror, file by file, plus empty stand-ins for what is not in it."""
+    config = load_config([REPO / "config/config.yaml", REPO / "config/paper.yaml"])
+    shared = (REPO / load_config([REPO / "config/config.yaml"])["resources"]["mirror"]).resolve()  # paper: null
+    workflow = Workflow(config, REPO)
+    members = [m for i in workflow.corpus_inputs() for m in (i.member, i.index) if m is not None]
+    for gid in workflow.input_groups():
+        members += workflow.registry.select(gid)
+    mirror = tmp_path / "mirror"
+    for m in {m.rel_path: m for m in members}.values():
+        source = find_in_mirror(m, shared)
+        target = mirror / (m.rel_path if source is None else source.relative_to(shared))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source is None:
+            target.write_bytes(b"")
+        else:
+            target.symlink_to(source)
+    return mirror
+
+
+def check(name: str, jobs: list[str]) -> None:
+    path = GOLDEN / f"dag-{name}.tsv"
+    text = "\n".join(jobs) + "\n"
+    if os.environ.get("STATICVEC_UPDATE_GOLDEN"):
+        path.write_text(text)
+    expected = path.read_text().splitlines()
+    added = sorted(set(jobs) - set(expected))
+    removed = sorted(set(expected) - set(jobs))
+    assert not added and not removed, (
+        f"{path.name}: the DAG changed ({len(added)} job(s) added, {len(removed)} removed); first added: "
+        f"{added[:3]}; first removed: {removed[:3]}. If the change is meant, rerun with STATICVEC_UPDATE_GOLDEN=1.")
+    assert len(jobs) == len(expected)
+
+
+def test_default_config_plans_the_golden_job_list(tmp_path):
+    check("default", plan(["config/config.yaml"], tmp_path))
+
+
+@pytest.mark.slow  # ~2,400 jobs: about half a minute
+def test_paper_config_plans_the_golden_job_list(tmp_path):
+    mirror = paper_mirror(tmp_path)
+    override = tmp_path / "mirror.yaml"
+    override.write_text(f"resources:\n  mirror: {mirror}\n")
+    check("paper", plan(["config/config.yaml", "config/paper.yaml", str(override)], tmp_path))
+
+
+def test_job_list_reads_rule_wildcards_and_outputs():
+    out = ("Building DAG of jobs...\nrule train_glove:\n    input: a\n    output: x/glove/seed1/vectors.bin\n"
+           "    wildcards: emb=glove, seed=1\n    resources: tmpdir=/tmp\n\nlocalrule all:\n    input: x\n"
+           "    jobid: 0\nJob stats:\n")
+    assert job_list(out) == ["all\t\t", "train_glove\temb=glove, seed=1\tx/glove/seed1/vectors.bin"]
