@@ -30,17 +30,10 @@ import numpy as np
 
 from staticvec.evaluate.datasets import AnalogyData
 from staticvec.evaluate.lookup import VectorLookup
+from staticvec.device import resolve_device
 
 METHODS = ("3cosadd", "3cosmul")
 COSMUL_EPSILON = 1e-3
-
-
-def resolve_device(device: str = "auto") -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
 
 
 def _chunks(a: np.ndarray, b: np.ndarray, c: np.ndarray, max_words: int):

@@ -60,6 +60,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from staticvec.device import resolve_device
 from staticvec.embeddings import Embeddings
 from staticvec.evaluate import optim as light_optim
 from staticvec.errors import StaticvecError
@@ -440,14 +441,6 @@ class RunCheckpoint:
             os.remove(self.path)
 
 
-def resolve_device(device: str = "auto") -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise StaticvecError("device 'cuda' requested but torch sees no CUDA device; use 'auto' or 'cpu'")
-    return torch.device(device)
-
-
 def lookup_embeddings(embeddings: Embeddings) -> Embeddings:
     """The table words are looked up in: lower-cased if it has upper-case words (most frequent row kept)."""
     if any(word != word.lower() for word in embeddings.words):
@@ -466,7 +459,7 @@ def classify(
 ) -> dict:
     """Score ``embeddings`` on each data set; the JSON-ready result (see module doc)."""
     settings = settings or ClassifierSettings()
-    device = device if isinstance(device, torch.device) else resolve_device(device)
+    device = device if isinstance(device, torch.device) else torch.device(resolve_device(device))
     unknown = [name for name in datasets if name not in DATASET_NAMES]
     if unknown:
         raise StaticvecError(f"unknown classification data set(s) {', '.join(unknown)}; known: {', '.join(DATASET_NAMES)}")

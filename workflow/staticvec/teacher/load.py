@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from staticvec.errors import StaticvecError
+from staticvec.device import resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -113,16 +114,6 @@ def resolve_teacher(spec: str) -> TeacherSource:
     return TeacherSource(spec, spec, None, local=False)
 
 
-def pick_device(device: str = "auto") -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise StaticvecError(f"device {device!r} requested but CUDA is not available (use 'auto' or 'cpu')")
-    return device
-
-
 # CPU flags (``/proc/cpuinfo``) of native bf16 arithmetic: AVX512-BF16 (Cooper Lake, Zen 4/5) and AMX
 # (Sapphire Rapids and later). Without them bf16 is emulated and slower than fp32.
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -199,7 +190,7 @@ def dtype_policy(config: dict) -> dict:
     requested = tc.get("dtype", "auto")
     device = config.get("device", "auto")
     try:
-        device = pick_device(device)
+        device = resolve_device(device)
         name, why = resolve_dtype(device, requested)
     except (StaticvecError, ImportError) as exc:
         return {"requested": requested, "device": device, "dtype": None, "reason": str(exc)}
@@ -428,7 +419,7 @@ def load_teacher(
         ) from None
     except ImportError as exc:
         raise StaticvecError(f"teacher {spec!r}: a package needed to load it is missing ({exc})") from None
-    device = pick_device(device)
+    device = resolve_device(device)
     dtype_name, why = resolve_dtype(device, dtype)
     teacher = Teacher(model, tokenizer, name=source.name, device=device, dtype=pick_dtype(device, dtype_name),
                       max_length=max_length, attention=attention)

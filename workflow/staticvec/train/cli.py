@@ -170,7 +170,8 @@ def _cli_glove(args) -> int:
     from staticvec.cooc.store import CoocStore
     from staticvec.embeddings import Embeddings
     from staticvec.files import write_json
-    from staticvec.train.glove import GloveConfig, resolve_device, train_glove
+    from staticvec.device import resolve_device
+    from staticvec.train.glove import GloveConfig, train_glove
 
     vocab = _load_vocab(args)
     threads = 1 if args.deterministic else args.threads

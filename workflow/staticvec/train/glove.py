@@ -55,6 +55,7 @@ from numba import prange
 
 from staticvec.errors import StaticvecError
 from staticvec.files import atomic_path
+from staticvec.device import resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -344,17 +345,6 @@ def _run_torch(state, records, cfg: GloveConfig, device: str, on_iteration):
 
 
 # ---------------------------------------------------------------- driver
-
-
-def resolve_device(device: str) -> str:
-    if device == "auto":
-        try:
-            import torch
-
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        except ImportError:
-            return "cpu"
-    return device
 
 
 def train_glove(

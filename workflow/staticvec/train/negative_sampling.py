@@ -214,12 +214,6 @@ def learning_rate(lr0: float, decay: str, done: int, total: int, min_fraction: f
     return lr0 * max(min_fraction, 1.0 - done / total)
 
 
-def pick_device(device: str = "auto") -> str:
-    from staticvec.teacher.load import pick_device as teacher_device
-
-    return teacher_device(device)
-
-
 # ---------------------------------------------------------------- batches and models
 
 

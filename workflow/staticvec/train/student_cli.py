@@ -161,7 +161,8 @@ def _run(args) -> int:
     from staticvec.corpus.vocab import Vocabulary
     from staticvec.embeddings import Embeddings
     from staticvec.files import sha256_of, write_json
-    from staticvec.train.negative_sampling import pick_device, train
+    from staticvec.device import resolve_device
+    from staticvec.train.negative_sampling import train
     from staticvec.train.teacher_blocks import RecomputedFeatures, StoredFeatures, vocabulary_remap
 
     module_name, params_name, model_name, _ = METHODS[args.method]
@@ -174,7 +175,7 @@ def _run(args) -> int:
     from staticvec.train.negative_sampling import fast_engine_threads
 
     fast_engine_threads(threads)  # the fast engine's kernels (numba) run on as many threads
-    device = pick_device(args.device)
+    device = resolve_device(args.device)
     vocab = Vocabulary.load(args.vocab, params.min_count, params.max_vocab)
     if not len(vocab):
         raise StaticvecError(f"{args.vocab}: no word with count >= {params.min_count}")

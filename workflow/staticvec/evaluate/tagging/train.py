@@ -27,6 +27,7 @@ import numpy as np
 from staticvec.errors import StaticvecError
 from staticvec.evaluate.tagging.chunk_f1 import score
 from staticvec.evaluate.tagging.data import TaskData
+from staticvec.device import resolve_device
 
 log = logging.getLogger(__name__)
 PROGRESS_SECONDS = 30.0  # a progress line at most this often within an epoch
@@ -81,16 +82,6 @@ class TaggerConfig:
                 raise StaticvecError(f"tagger setting {name} must be at least 1, got {getattr(self, name)}")
         if self.hidden < 2:
             raise StaticvecError("tagger setting hidden must be at least 2 (it is split between the two directions)")
-
-
-def resolve_device(device: str):
-    import torch
-
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise StaticvecError("device 'cuda' requested but torch sees no CUDA device")
-    return torch.device(device)
 
 
 def seed_everything(seed: int) -> None:
@@ -160,7 +151,7 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
     from staticvec.evaluate import optim as light_optim
     from staticvec.evaluate.tagging.model import BiLSTMCRF
 
-    device = resolve_device(device)
+    device = torch.device(resolve_device(device))
     amp_dtype = (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16) if device.type == "cuda" else None
     seed_everything(seed)
     train_sentences = data.train[: config.max_train_sentences] if config.max_train_sentences else data.train
