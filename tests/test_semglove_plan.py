@@ -61,6 +61,11 @@ def test_released_code_options_and_recompute(config):
     assert inputs["head"].endswith("teacher/minilm/mlm_head.pt")  # MiniLM has no MLM head: a fitted one
     args = build_parser().parse_args(["cooc", "semglove", "--shard", "S", "--vocab", "V", *shlex.split(sg.shard_args())])
     assert args.mlm_topk == 11 and args.mlm_mode == "auto" and args.teacher == "minilm"
+    assert args.mlm_masking == "whole_word"
+    config["teacher"]["mlm_masking"] = "piece"
+    args = build_parser().parse_args(["cooc", "semglove", "--shard", "S", "--vocab", "V",
+                                      *shlex.split(SemgloveRules(config).shard_args())])
+    assert args.mlm_masking == "piece"
 
 
 def test_config_errors_name_the_key(config):

@@ -40,6 +40,8 @@ def register(sub) -> None:
     rec.add_argument("--mlm-topk", type=int, default=11, help="predictions kept per piece (2S+1)")
     rec.add_argument("--mlm-mode", choices=["masked", "unmasked", "auto"], default="auto",
                      help="MLM predictions with the word masked (paper) or unmasked (released code); auto: masked for a shipped head")
+    rec.add_argument("--mlm-masking", choices=["whole_word", "piece"], default="whole_word",
+                     help="masked mode: all pieces of the word in one copy (the paper's whole-word-masking teacher) or one per copy")
     rec.add_argument("--device", default="auto", help="torch device of the teacher (auto: CUDA when available)")
     rec.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
                      help="teacher compute precision (auto: the teacher stage's policy)")
@@ -152,7 +154,7 @@ def _recompute(args, vocab, variants, needs_pieces):
     if mode == "auto":
         mode = "unmasked" if teacher.mlm_head_kind == "fitted" else "masked"
     spec = FeatureSpec(context="sentence", layers=(), attention_window=S, mlm_topk=args.mlm_topk if needs_pieces else 0,
-                       mlm_mode=mode)
+                       mlm_mode=mode, mlm_masking=args.mlm_masking)
     head = getattr(teacher, "fitted_head", None)
     meta = {"spec": spec.to_dict(), "teacher": teacher.describe(), "vocab_size": len(vocab),
             "mlm_head": {"kind": teacher.mlm_head_kind} if needs_pieces else None}

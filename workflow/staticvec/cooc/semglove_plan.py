@@ -168,7 +168,8 @@ class SemgloveRules:
             tc, fs = self.config["teacher"], self.tp.feature_set(self.fset)
             args += ["--device", self.config.get("device", "auto"), "--dtype", tc.get("dtype", "auto"),
                      "--batch-tokens", str(tc["batch_tokens"]), "--part-sentences", str(tc["part_sentences"]),
-                     "--mlm-topk", str(fs.get("mlm_topk") or 0), "--mlm-mode", tc.get("mlm_mode", "auto")]
+                     "--mlm-topk", str(fs.get("mlm_topk") or 0), "--mlm-mode", tc.get("mlm_mode", "auto"),
+                     "--mlm-masking", tc.get("mlm_masking", "whole_word")]
             if tc.get("max_length"):
                 args += ["--max-length", str(tc["max_length"])]
         for name in self.builders:
