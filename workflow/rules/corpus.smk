@@ -1,6 +1,8 @@
 # Corpus stage: Wikipedia → tokenized input files (one job each) → budgeted equal shards,
 # word counts, manifest → vocabularies.
 
+import os
+
 
 rule extract_dump:
     # pages-articles XML dump (or one part of a multistream dump: corpus.dump_parts) → wikiextractor <doc> files
@@ -18,6 +20,8 @@ rule extract_dump:
         f"{R}/logs/corpus/extract/{{corpus_input}}.log",
     benchmark:
         f"{R}/benchmarks/corpus/extract/{{corpus_input}}.tsv"
+    conda:
+        CPU_ENV
     shell:
         "staticvec corpus extract-dump {input.dump} {params.part} --out {output} --processes {threads} > {log} 2>&1"
 
@@ -39,6 +43,8 @@ rule tokenize:
         f"{R}/logs/corpus/tokenize/{{corpus_input}}.log",
     benchmark:
         f"{R}/benchmarks/corpus/tokenize/{{corpus_input}}.tsv"
+    conda:
+        CPU_ENV
     shell:
         "staticvec corpus tokenize {input} --out {output.tokens} --stats {output.stats} {params.flags}"
         " --processes {threads} > {log} 2>&1"
@@ -57,6 +63,9 @@ rule prepare_corpus:
     params:
         budget=W.budget_flag(),
         describe=W.corpus_description(),
+        out_dir=lambda wc, output: os.path.dirname(output.total),
+        shards=W.n_shards,
+        min_count=config["corpus"]["min_count"],
     resources:
         mem_mb=2000,
         runtime=120,
@@ -64,9 +73,11 @@ rule prepare_corpus:
         f"{R}/logs/corpus/prepare.log",
     benchmark:
         f"{R}/benchmarks/corpus/prepare.tsv"
+    conda:
+        CPU_ENV
     shell:
-        "staticvec corpus prepare --tokenized {input.tokens} --stats {input.stats} --out-dir {W.corpus_dir}"
-        " --shards {W.n_shards} {params.budget} --min-count {config[corpus][min_count]}"
+        "staticvec corpus prepare --tokenized {input.tokens} --stats {input.stats} --out-dir {params.out_dir}"
+        " --shards {params.shards} {params.budget} --min-count {params.min_count}"
         " --describe {params.describe:q} > {log} 2>&1"
 
 
@@ -84,6 +95,8 @@ rule vocabulary:
         max_size=W.max_vocab_flag(),
     log:
         f"{R}/logs/corpus/vocab.min{{min_count}}{{frac}}.log",
+    conda:
+        CPU_ENV
     shell:
         "staticvec corpus vocab --counts {input.counts} --min-count {wildcards.min_count} {params.max_size}"
         " --out {output} > {log} 2>&1"

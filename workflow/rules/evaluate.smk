@@ -19,7 +19,7 @@ from staticvec.evaluate.intrinsic import cli_options, multi_cli_options
 def _intrinsic_rule(protocols, embeddings):
     name = "evaluate_intrinsic_" + "_".join(protocols)
     outputs = {p: W.intrinsic_result("{emb}", protocol=p) for p in protocols}
-    options = multi_cli_options(config, {p: f"{{output[{i}]}}" for i, p in enumerate(protocols)})
+    options = multi_cli_options(config, {p: f"{{output.{p}}}" for p in protocols})
 
     rule:
         name:
@@ -28,7 +28,7 @@ def _intrinsic_rule(protocols, embeddings):
             vectors=W.embedding("{emb}"),
             data=W.eval_markers(),
         output:
-            list(outputs.values()),
+            **outputs,
         log:
             f"{R}/logs/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(protocols)}.log",
         benchmark:

@@ -151,5 +151,7 @@ rule ase_best_layer:
     log:
         f"{R}/logs/teacher/{{teacher}}/ase-best-layer.log",
     localrule: True
+    conda:
+        CPU_ENV
     shell:
         "staticvec report best-layer {params.results} --metrics {params.metrics} --out {output} > {log} 2>&1"

@@ -10,11 +10,14 @@ rule fetch_file:
     params:
         member=lambda wc: W.member_by_path(wc.rel_path),
         sources=W.fetch_flags(),
+        registry=config["resources"]["registry"],
     log:
         f"{R}/logs/resources/{{rel_path}}.log",
     localrule: True
+    conda:
+        CPU_ENV
     shell:
-        "staticvec resources fetch --registry {config[resources][registry]} --group {params.member.group}"
+        "staticvec resources fetch --registry {params.registry} --group {params.member.group}"
         " --member {params.member.name:q} {params.sources} > {log} 2>&1"
 
 
@@ -24,9 +27,12 @@ rule fetch_group:
         f"{W.download_dir}/.verified/{{group}}.json",
     params:
         sources=W.fetch_flags(),
+        registry=config["resources"]["registry"],
     log:
         f"{R}/logs/resources/{{group}}.log",
     localrule: True
+    conda:
+        CPU_ENV
     shell:
-        "staticvec resources fetch --registry {config[resources][registry]} --group {wildcards.group}"
+        "staticvec resources fetch --registry {params.registry} --group {wildcards.group}"
         " {params.sources} --marker {output} > {log} 2>&1"

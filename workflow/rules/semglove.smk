@@ -7,15 +7,6 @@
 from staticvec.cooc.semglove_plan import SemgloveRules
 
 SG = SemgloveRules(config)
-SG_GPU = 1 if config["teacher"].get("gpu") and SG.recompute else 0
-SG_MEMORY_GB = config["cooc"]["semglove"].get("memory_gb", 2.0)
-SG_MEMORY_MB = int(SG_MEMORY_GB * 1024 * 1.25) + 2048
-
-
-def semglove_shard_flags(wildcards, input, output):
-    source = f"--shard {input.shard}" if SG.recompute else f"--features {input.features}"
-    head = f" --mlm-head {input.head}" if "head" in input.keys() else ""
-    return source + head + " " + SG.shard_args({v: output[v] for v in SG.builders})
 
 
 rule semglove_cooc_shard:
@@ -24,7 +15,7 @@ rule semglove_cooc_shard:
     output:
         **SG.shard_outputs(),
     params:
-        flags=semglove_shard_flags,
+        flags=SG.shard_flags,
     log:
         f"{R}/logs/cooc/semglove/shards/{{shard}}.log",
     benchmark:
@@ -33,9 +24,11 @@ rule semglove_cooc_shard:
         shard=r"\d{5}",
     threads: 2
     resources:
-        mem_mb=SG_MEMORY_MB + (16000 if SG.recompute else 0),
+        mem_mb=SG.shard_memory_mb(),
         runtime=720 if SG.recompute else 120,
-        **W.gpu_resources(SG_GPU == 1),
+        **W.gpu_resources(SG.gpu),
+    conda:
+        GPU_ENV if SG.gpu else CPU_ENV
     shell:
         "staticvec cooc semglove {params.flags} --vocab {input.vocab} > {log} 2>&1"
 
@@ -51,13 +44,16 @@ rule semglove_merge_attention:
         f"{R}/benchmarks/cooc/semglove/{{variant}}.merge.tsv"
     wildcard_constraints:
         variant=SG.attention_regex,
+    params:
+        flags=SG.merge_args(),
     threads: 1
     resources:
-        mem_mb=int(config["cooc"]["merge_memory_gb"] * 1024 * 1.25) + 1024,
+        mem_mb=SG.merge_memory_mb(),
         runtime=240,
+    conda:
+        CPU_ENV
     shell:
-        "staticvec cooc merge {input} --memory-gb " + str(config["cooc"]["merge_memory_gb"]) +
-        " --max-open " + str(config["cooc"]["max_open_files"]) + " --out {output} > {log} 2>&1"
+        "staticvec cooc merge {input} {params.flags} --out {output} > {log} 2>&1"
 
 
 use rule semglove_merge_attention as semglove_merge_attention_fraction with:
@@ -84,7 +80,7 @@ rule semglove_attention_fraction_vocab:
     output:
         f"{SG.dir}/{{variant}}{{frac}}.cooc",
     params:
-        vocab=" ".join(SG.vocab_args()),
+        flags=SG.subset_args(),
     log:
         f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.subset.log",
     wildcard_constraints:
@@ -92,11 +88,13 @@ rule semglove_attention_fraction_vocab:
         frac=r"\.\d+of\d+",
     threads: 1
     resources:
-        mem_mb=int(config["cooc"]["merge_memory_gb"] * 1024 * 1.25) + 1024,
+        mem_mb=SG.merge_memory_mb(),
         runtime=240,
+    conda:
+        CPU_ENV
     shell:
-        "staticvec cooc subset {input.store} --source-vocab {input.source_vocab} --vocab {input.vocab} {params.vocab}"
-        " --memory-gb " + str(config["cooc"]["merge_memory_gb"]) + " --out {output} > {log} 2>&1"
+        "staticvec cooc subset {input.store} --source-vocab {input.source_vocab} --vocab {input.vocab} {params.flags}"
+        " --out {output} > {log} 2>&1"
 
 
 rule semglove_merge_pieces:
@@ -111,13 +109,16 @@ rule semglove_merge_pieces:
     wildcard_constraints:
         variant=SG.mlm_regex,
         frac=SG.FRACTION_REGEX,
+    params:
+        flags=SG.merge_args(),
     threads: 1
     resources:
-        mem_mb=int(config["cooc"]["merge_memory_gb"] * 1024 * 1.25) + 1024,
+        mem_mb=SG.merge_memory_mb(),
         runtime=240,
+    conda:
+        CPU_ENV
     shell:
-        "staticvec cooc merge {input} --memory-gb " + str(config["cooc"]["merge_memory_gb"]) +
-        " --max-open " + str(config["cooc"]["max_open_files"]) + " --out {output} > {log} 2>&1"
+        "staticvec cooc merge {input} {params.flags} --out {output} > {log} 2>&1"
 
 
 rule semglove_words:
@@ -127,6 +128,7 @@ rule semglove_words:
         f"{SG.dir}/{{variant}}{{frac}}.cooc",
     params:
         flags=lambda wc: SG.words_args(wc.frac),
+        memory_gb=SG.memory_gb,
     log:
         f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.words.log",
     benchmark:
@@ -136,11 +138,13 @@ rule semglove_words:
         frac=SG.FRACTION_REGEX,
     threads: 1
     resources:
-        mem_mb=int(SG_MEMORY_GB * 1024 * 2) + 2048,
+        mem_mb=SG.words_memory_mb(),
         runtime=240,
+    conda:
+        CPU_ENV
     shell:
         "staticvec cooc semglove-words {input.pieces} --vocab {input.vocab} {params.flags}"
-        " --memory-gb " + str(SG_MEMORY_GB) + " --out {output} > {log} 2>&1"
+        " --memory-gb {params.memory_gb} --out {output} > {log} 2>&1"
 
 
 rule semglove_restrict:
@@ -160,6 +164,8 @@ rule semglove_restrict:
     resources:
         mem_mb=4096,
         runtime=120,
+    conda:
+        CPU_ENV
     shell:
         "staticvec cooc restrict --values {input.values} --pairs {input.pairs} --out {output} > {log} 2>&1"
 
@@ -181,6 +187,8 @@ rule semglove_table5_counts:
     resources:
         mem_mb=2048,
         runtime=10,
+    conda:
+        CPU_ENV
     shell:
         "staticvec cooc pair-counts --paper-table {input.pairs} --vocab {input.vocab} {params.vocab} {params.stores}"
         " --out {output} > {log} 2>&1"

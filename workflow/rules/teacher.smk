@@ -124,11 +124,15 @@ rule ase_embedding:
         W.embedding("{emb}"),
     params:
         command=lambda wc, output: W.ase_embedding_command(wc.emb, output[0]),
+    log:
+        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
     wildcard_constraints:
         emb=W.ids_regex("ase"),
     localrule: True
+    conda:
+        CPU_ENV
     shell:
-        "{params.command}"
+        "({params.command}) > {log} 2>&1"
 
 
 rule teacher_token_embedding:

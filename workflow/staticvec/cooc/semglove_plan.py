@@ -177,6 +177,41 @@ class SemgloveRules:
             args += [f"--{v['source']}", str(v["top"]), v["weight"], outputs[name]]
         return shlex.join(args)
 
+    def shard_flags(self, wildcards, input, output) -> str:
+        """All flags of one shard's job (a Snakemake params function): the source (stored features,
+        or the corpus shard to recompute them from), the fitted MLM head where one is read, the builders."""
+        source = f"--shard {input.shard}" if self.recompute else f"--features {input.features}"
+        head = f" --mlm-head {input.head}" if "head" in input.keys() else ""
+        return source + head + " " + self.shard_args({v: output[v] for v in self.builders})
+
+    @property
+    def gpu(self) -> bool:
+        """The shard jobs run the teacher (recompute mode) on a GPU node."""
+        return bool(self.config["teacher"].get("gpu")) and self.recompute
+
+    @property
+    def memory_gb(self) -> float:
+        return self.sc.get("memory_gb", 2.0)
+
+    def shard_memory_mb(self) -> int:
+        """The shard job's memory request: the builders' budget, plus the teacher in recompute mode."""
+        return int(self.memory_gb * 1024 * 1.25) + 2048 + (16000 if self.recompute else 0)
+
+    def merge_memory_mb(self) -> int:
+        return int(self.config["cooc"]["merge_memory_gb"] * 1024 * 1.25) + 1024
+
+    def merge_args(self) -> str:
+        """Flags of ``staticvec cooc merge`` for the shard stores."""
+        cooc = self.config["cooc"]
+        return shlex.join(["--memory-gb", str(cooc["merge_memory_gb"]), "--max-open", str(cooc["max_open_files"])])
+
+    def subset_args(self) -> str:
+        """Flags of ``staticvec cooc subset`` (a fraction's store on its own vocabulary)."""
+        return shlex.join(self.vocab_args() + ["--memory-gb", str(self.config["cooc"]["merge_memory_gb"])])
+
+    def words_memory_mb(self) -> int:
+        return int(self.memory_gb * 1024 * 2) + 2048
+
     def words_args(self, frac: str = "") -> str:
         """Flags of ``staticvec cooc semglove-words`` (pieces → words)."""
         args = self.vocab_args() + self.teacher_args()
