@@ -34,4 +34,4 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        final_targets(),
+        W.final_targets(),

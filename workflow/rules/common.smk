@@ -1,7 +1,14 @@
-# Shared helpers for the rule files: config validation, the Workflow (every file name of the DAG),
-# software environments. Nothing here computes results; it only names files.
+# Shared helpers for the rule files: config validation, the planning objects (every file name and
+# flag of the DAG), software environments. Nothing here computes results; it only names files.
+#   W   staticvec.workflow.Workflow            the sheets, paths and targets
+#   TP  staticvec.teacher.plan.TeacherPlan     the teacher stage's paths and flags
+#   SG  staticvec.cooc.semglove_plan.SemgloveRules   SemGloVe's stores and flags
+#   RF  staticvec.dag.RuleFunctions            the input/params functions the rules pass to Snakemake
 
 from staticvec.config import validate_config
+from staticvec.cooc.semglove_plan import SemgloveRules
+from staticvec.dag import RuleFunctions
+from staticvec.teacher.plan import TeacherPlan
 from staticvec.workflow import Workflow
 
 validate_config(config, sources="config/config.yaml + --configfile overrides")
@@ -9,6 +16,9 @@ W = Workflow(config)
 R = W.results_dir  # every output lives under this directory
 W.check_resources()  # one error listing every missing input (corpus, evaluation sets, lexicons, tagging data), before any job runs
 W.check_teachers()  # a teacher path that does not exist, or a hub model not cached in offline mode
+TP = TeacherPlan(config)
+SG = SemgloveRules(config)
+RF = RuleFunctions(config, W, TP, SG)
 
 # conda environments for --software-deployment-method conda (paths relative to workflow/rules/)
 CPU_ENV = "../../envs/cpu.yaml"
@@ -21,7 +31,3 @@ GPU_RESOURCES = W.gpu_resources()
 wildcard_constraints:
     seed=r"\d+",
     shard=r"\d{5}",
-
-
-def final_targets():
-    return W.final_targets()

@@ -16,25 +16,22 @@ import shlex
 from staticvec.evaluate.intrinsic import cli_options, multi_cli_options
 
 
-def _intrinsic_rule(protocols, embeddings):
-    name = "evaluate_intrinsic_" + "_".join(protocols)
-    outputs = {p: W.intrinsic_result("{emb}", protocol=p) for p in protocols}
-    options = multi_cli_options(config, {p: f"{{output.{p}}}" for p in protocols})
+for _protocols, _embeddings in W.intrinsic_groups().items():
 
     rule:
         name:
-            name
+            "evaluate_intrinsic_" + "_".join(_protocols)
         input:
             vectors=W.embedding("{emb}"),
             data=W.eval_markers(),
         output:
-            **outputs,
+            **{p: W.intrinsic_result("{emb}", protocol=p) for p in _protocols},
         log:
-            f"{R}/logs/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(protocols)}.log",
+            f"{R}/logs/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(_protocols)}.log",
         benchmark:
-            f"{R}/benchmarks/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(protocols)}.tsv"
+            f"{R}/benchmarks/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(_protocols)}.tsv"
         wildcard_constraints:
-            emb="|".join(re.escape(e) for e in embeddings),
+            emb="|".join(re.escape(e) for e in _embeddings),
         threads: 1
         resources:
             mem_mb=8000,
@@ -42,13 +39,11 @@ def _intrinsic_rule(protocols, embeddings):
         conda:
             CPU_ENV
         shell:
-            "staticvec evaluate {input.vectors} --threads {threads} " + " ".join(options) + " > {log} 2>&1"
+            "staticvec evaluate {input.vectors} --threads {threads} "
+            + " ".join(multi_cli_options(config, {p: f"{{output.{p}}}" for p in _protocols}))
+            + " > {log} 2>&1"
 
-    workflow.ruleorder(name, "evaluate_intrinsic")  # this embedding's protocols in one job
-
-
-for _protocols, _embeddings in W.intrinsic_groups().items():
-    _intrinsic_rule(_protocols, _embeddings)
+    workflow.ruleorder("evaluate_intrinsic_" + "_".join(_protocols), "evaluate_intrinsic")  # one job per embedding
 
 
 rule evaluate_intrinsic:

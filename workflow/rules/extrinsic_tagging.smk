@@ -12,39 +12,12 @@
 
 from staticvec.evaluate.tagging.data import tag_data_arguments, tag_data_inputs, tagger_arguments
 
-TAGGING = config.get("tagging", {})
-TAG_SEEDS = TAGGING.get("seeds") or config.get("seeds", [1])
-TAG_TASKS = TAGGING.get("tasks", ["chunk", "pos", "ner"])
-
-
-def tag_teacher_spec(wildcards):
-    return W.teacher_model(wildcards.teacher)
-
-
-def tagging_targets(embeddings):
-    """tagging.json of each embedding id, and of the teacher's contextual row when config asks for it."""
-    ids = list(embeddings)
-    if TAGGING.get("contextual_baseline", False):
-        ids.append(f"contextual-{config.get('teacher', {}).get('default', 'minilm')}")
-    return [W.tagging_result(e) for e in ids]
-
-
-def tag_vectors(wildcards):
-    seeds = W.seeds(wildcards.emb)
-    seed = int(wildcards.seed)
-    return W.embedding(wildcards.emb, seed if seed in seeds else seeds[0])
-
-
-def tag_runs(wildcards):
-    return expand(f"{R}/eval/{wildcards.emb}/tagging/{{task}}.seed{{seed}}.json", task=TAG_TASKS, seed=TAG_SEEDS)
-
-
 rule tag:
     input:
-        vectors=tag_vectors,
+        vectors=RF.tag_vectors,
         data=lambda wc: tag_data_inputs(config, wc.task, W),
     output:
-        f"{R}/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.json",
+        RF.tag_result(),
     params:
         data=lambda wc: tag_data_arguments(config, wc.task, W),
         args=tagger_arguments(config),
@@ -55,7 +28,7 @@ rule tag:
     wildcard_constraints:
         emb=r"(?!contextual-)[^/]+",  # contextual-<teacher> rows are tag_contextual's
         task="chunk|pos|ner",
-    threads: TAGGING.get("threads", 1)
+    threads: RF.tag_threads
     resources:
         mem_mb=6000,
         runtime=60,
@@ -72,11 +45,11 @@ rule tag_contextual:
     input:
         data=lambda wc: tag_data_inputs(config, wc.task, W),
     output:
-        f"{R}/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.json",
+        RF.tag_result("contextual-{teacher}"),
     params:
-        teacher=tag_teacher_spec,
-        layer=TAGGING.get("contextual_layer", -1),
-        online="" if config.get("teacher", {}).get("offline", True) else "--online",
+        teacher=RF.tag_teacher_spec,
+        layer=RF.tagging.get("contextual_layer", -1),
+        online=RF.tag_online_flag(),
         data=lambda wc: tag_data_arguments(config, wc.task, W),
         args=tagger_arguments(config),
     log:
@@ -85,7 +58,7 @@ rule tag_contextual:
         f"{R}/benchmarks/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.tsv"
     wildcard_constraints:
         task="chunk|pos|ner",
-    threads: TAGGING.get("threads", 1)
+    threads: RF.tag_threads
     resources:
         mem_mb=8000,
         runtime=90,
@@ -100,7 +73,7 @@ rule tag_contextual:
 
 rule tag_summary:
     input:
-        tag_runs,
+        RF.tag_runs,
     output:
         json=W.tagging_result("{emb}"),
         csv=f"{R}/eval/{{emb}}/tagging.csv",

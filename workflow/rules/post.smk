@@ -6,18 +6,6 @@
 from staticvec.post import targets as post_targets
 
 
-def post_base(wildcards):
-    return W.embedding(W.spec(wildcards.emb).base, wildcards.seed)
-
-
-def retrofit_lexicon(wildcards):
-    return post_targets.lexicon_file(config, W.params(wildcards.emb)["lexicon"], R)
-
-
-def retrofit_options(wildcards):
-    return post_targets.retrofit_options(config, W.params(wildcards.emb)["kind"])
-
-
 rule post_wordnet_lexicon:
     input:
         W.resource_marker("eval-wordnet"),
@@ -45,14 +33,14 @@ rule post_wordnet_lexicon:
 
 rule post_retrofit:
     input:
-        vectors=post_base,
-        lexicon=retrofit_lexicon,
+        vectors=RF.post_base,
+        lexicon=RF.retrofit_lexicon,
         lexicons=W.resource_marker("eval-lexicons"),
     output:
         vectors=W.embedding("{emb}"),
         report=f"{R}/embeddings/{{emb}}/seed{{seed}}/retrofit.json",
     params:
-        options=retrofit_options,
+        options=RF.retrofit_options,
     log:
         f"{R}/logs/post/{{emb}}/seed{{seed}}.log",
     benchmark:
@@ -72,7 +60,7 @@ rule post_retrofit:
 
 rule post_artetxe:
     input:
-        vectors=post_base,
+        vectors=RF.post_base,
     output:
         W.embedding("{emb}"),
     params:

@@ -45,13 +45,9 @@ rule run_manifest:
         " --out {output} > {log} 2>&1"
 
 
-def figure_id(wildcards):
-    return f"{wildcards.paper}_{wildcards.figure}"
-
-
 rule figure:
     input:
-        unpack(lambda wc: W.figure_inputs(figure_id(wc))),
+        unpack(RF.figure_inputs),
     output:
         pdf=f"{R}/figures/{{paper}}/{{figure}}.pdf",
         png=report(
@@ -63,9 +59,9 @@ rule figure:
         ),
         manifest=f"{R}/figures/{{paper}}/{{figure}}.manifest.json",
     params:
-        args=lambda wc: W.figure_args(figure_id(wc)),
-        title=lambda wc: W.figure_entry(figure_id(wc))["title"],
-        note=lambda wc: W.figure_entry(figure_id(wc)).get("caption", ""),
+        args=RF.figure_args,
+        title=RF.figure_title,
+        note=RF.figure_note,
     log:
         f"{R}/logs/figures/{{paper}}/{{figure}}.log",
     benchmark:

@@ -4,9 +4,6 @@
 # on these stores: train_glove.smk. Builders: config cooc.semglove.
 # Paths and flags: staticvec.cooc.semglove_plan.SemgloveRules. {frac}: '' or '.KofN' (Figure 2b).
 
-from staticvec.cooc.semglove_plan import SemgloveRules
-
-SG = SemgloveRules(config)
 
 
 rule semglove_cooc_shard:

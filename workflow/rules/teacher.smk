@@ -1,34 +1,7 @@
 # Teacher stage: one pass of a contextual model per corpus shard and feature set (resumable; a GPU
 # job each on a cluster), the MLM head fitted on encoders without one, and the contextual baselines
 # (token table, word alone, ASE / BERT_avg) as embeddings of the sheet.
-# Paths and flags come from staticvec.teacher.plan.TeacherPlan; every rule is one CLI call.
-
-from pathlib import Path
-
-from staticvec.teacher.plan import TeacherPlan
-
-TP = TeacherPlan(config)
-
-
-def teacher_feature_inputs(wildcards):
-    inputs = {"shard": TP.corpus_shard(wildcards.shard), "vocab": TP.vocab()}
-    if TP.uses_fitted_head(wildcards.teacher, wildcards.fset):
-        inputs["head"] = TP.mlm_head(wildcards.teacher)
-    return inputs
-
-
-def teacher_feature_args(wildcards, input):
-    args = TP.feature_args(wildcards.teacher, wildcards.fset)
-    return args + (f" --mlm-head {input.head}" if "head" in input.keys() else "")
-
-
-def parent_dir(wildcards, output):
-    return str(Path(output[0]).parent)
-
-
-def emb_teacher(wildcards):
-    return W.spec(wildcards.emb).teacher
-
+# Paths and flags come from staticvec.teacher.plan.TeacherPlan (TP); every rule is one CLI call.
 
 rule teacher_mlm_head:
     input:
@@ -56,12 +29,12 @@ rule teacher_mlm_head:
 
 rule teacher_features:
     input:
-        unpack(teacher_feature_inputs),
+        unpack(RF.teacher_feature_inputs),
     output:
         f"{R}/teacher/{{teacher}}/features/{{fset}}/{{shard}}/features.json",
     params:
-        args=teacher_feature_args,
-        out=parent_dir,
+        args=RF.teacher_feature_args,
+        out=RF.parent_dir,
         computes=lambda wc: TP.computes(wc.teacher, wc.fset),
     message:
         # the plan in a dry run: what this pass computes (`staticvec teacher plan` lists its readers)
@@ -94,7 +67,7 @@ rule teacher_ase:
         f"{R}/teacher/{{teacher}}/baselines/ase-{{k}}of{{n}}/ase.json",
     params:
         args=lambda wc: TP.ase_args(wc.teacher, int(wc.k)),
-        out=parent_dir,
+        out=RF.parent_dir,
     log:
         f"{R}/logs/teacher/{{teacher}}/ase-{{k}}of{{n}}.log",
     benchmark:
@@ -142,7 +115,7 @@ rule teacher_token_embedding:
     output:
         W.embedding("{emb}"),
     params:
-        args=lambda wc: TP.baseline_args(emb_teacher(wc)),
+        args=RF.teacher_baseline_args,
     log:
         f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
     wildcard_constraints:
@@ -165,7 +138,7 @@ rule teacher_word_embedding:
     output:
         W.embedding("{emb}"),
     params:
-        args=lambda wc: TP.baseline_args(emb_teacher(wc)),
+        args=RF.teacher_baseline_args,
     log:
         f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
     wildcard_constraints:

@@ -1,19 +1,6 @@
 # Skip-gram, CBOW and fastText through gensim, on the same shards and vocabulary as every other
 # method: each sheet entry with method skipgram, cbow or fasttext, once per seed.
 
-from staticvec.train.cli import method_flags
-
-
-def gensim_command(wildcards):
-    return "fasttext" if W.spec(wildcards.emb).method == "fasttext" else "word2vec"
-
-
-def gensim_flags(wildcards):
-    spec = W.spec(wildcards.emb)
-    params = {k: v for k, v in W.params(wildcards.emb).items() if k != "threads"}
-    return method_flags(spec.method, params)
-
-
 rule train_gensim_baseline:
     input:
         shards=lambda wc: [W.shard(s) for s in W.emb_shard_ids(wc.emb)],
@@ -22,8 +9,8 @@ rule train_gensim_baseline:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),
     params:
-        command=gensim_command,
-        flags=gensim_flags,
+        command=RF.gensim_command,
+        flags=RF.gensim_flags,
         vocab=W.vocab_flags(),
     log:
         f"{R}/logs/train/{{emb}}/seed{{seed}}.log",

@@ -2,34 +2,18 @@
 # sheet with method glove or semglove, once per seed. The store is GloVe's window counts (of the
 # entry's corpus fraction) or a SemGloVe builder variant (semglove.smk).
 
-from staticvec.train.cli import glove_training_params, method_flags
-
-GLOVE_NOT_FLAGS = ("window", "variant", "threads")
-
-
-def glove_store(wildcards):
-    spec, params, frac = W.spec(wildcards.emb), W.params(wildcards.emb), W.frac(wildcards.emb)
-    if spec.method == "semglove":
-        return SG.store(params["variant"], frac)
-    return f"{R}/cooc/window{params['window']}{frac}.cooc"
-
-
-def glove_flags(wildcards):
-    params = glove_training_params(W.params(wildcards.emb))  # Figure 2a: 50 iterations below 300-d (paper.yaml)
-    return method_flags("glove", {k: v for k, v in params.items() if k not in GLOVE_NOT_FLAGS})
-
-
 rule train_glove:
     input:
-        cooc=glove_store,
+        cooc=RF.glove_store,
         vocab=lambda wc: W.emb_vocab(wc.emb),  # a corpus fraction's own vocabulary (the store's ids)
     output:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),
     params:
-        flags=glove_flags,
+        flags=RF.glove_flags,
         vocab=W.vocab_flags(),
         checkpoint=f"{R}/embeddings/{{emb}}/seed{{seed}}/checkpoint.npz",  # survives a killed job; resumed
+        device=RF.device,
     log:
         f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
     benchmark:
@@ -45,5 +29,5 @@ rule train_glove:
         GPU_ENV
     shell:
         "staticvec train glove --cooc {input.cooc} --vocab {input.vocab} {params.vocab} {params.flags}"
-        " --seed {wildcards.seed} --threads {threads} --device " + config.get("device", "auto") +
+        " --seed {wildcards.seed} --threads {threads} --device {params.device}"
         " --checkpoint {params.checkpoint} --out {output.vectors} --record {output.record} > {log} 2>&1"

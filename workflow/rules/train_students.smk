@@ -2,47 +2,15 @@
 # BERT + Skip-gram (and its Figure 4/5 sweeps, from the sheet), Context-to-Vec; every sheet entry
 # of these methods, once per seed. The trainer gets the entry's hyper-parameters as JSON.
 
-import json
-import shlex
-
-STUDENT_COMMANDS = {"x2static": "x2static", "bert_sg": "bert-sg", "c2v": "c2v"}
-# keys of a method block that steer the workflow, not the trainer
-STUDENT_WORKFLOW_KEYS = ("threads", "checkpoint_every")
-
-
-def student_feature_set(spec, params):
-    return "paragraph" if spec.method == "x2static" and params.get("context") == "paragraph" else "sentence"
-
-
-def student_inputs(wildcards):
-    spec, params = W.spec(wildcards.emb), W.params(wildcards.emb)
-    k = len(W.emb_shard_ids(wildcards.emb))
-    return {
-        "features": TP.all_features(spec.teacher, student_feature_set(spec, params), k),
-        "vocab": W.emb_vocab(wildcards.emb),  # a corpus fraction's own vocabulary (features remapped to it)
-        "feature_vocab": TP.vocab(),  # the vocabulary whose ids the features hold
-        **W.dev_curve_inputs(wildcards.emb),  # Wang Figure 5: a dev set scored during training
-    }
-
-
-def student_args(wildcards):
-    params = W.params(wildcards.emb)
-    trainer = {k: v for k, v in params.items() if k not in STUDENT_WORKFLOW_KEYS}
-    return shlex.join([
-        "--params", json.dumps(trainer, sort_keys=True), "--threads", str(params.get("threads", 1)),
-        "--checkpoint-every", str(params.get("checkpoint_every", 600)), "--device", config.get("device", "auto"),
-    ]) + " " + W.dev_curve_args(wildcards.emb)
-
-
 rule train_student:
     input:
-        unpack(student_inputs),
+        unpack(RF.student_inputs),
     output:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),
     params:
-        command=lambda wc: STUDENT_COMMANDS[W.spec(wc.emb).method],
-        args=student_args,
+        command=RF.student_command,
+        args=RF.student_args,
         checkpoint=f"{R}/embeddings/{{emb}}/seed{{seed}}/checkpoint.pt",
         model="",
     log:
@@ -72,7 +40,7 @@ use rule train_student as train_bert_sg with:
         model=f"{R}/embeddings/{{emb}}/seed{{seed}}/model.pt",
     params:
         command="bert-sg",
-        args=student_args,
+        args=RF.student_args,
         checkpoint=f"{R}/embeddings/{{emb}}/seed{{seed}}/checkpoint.pt",
         model=lambda wc, output: f"--model {output.model}",
     wildcard_constraints:

@@ -101,8 +101,9 @@ class SemgloveRules:
     def pieces(self, variant: str, frac: str = "") -> str:
         return f"{self.dir}/{variant}/pieces{frac}.cooc"
 
-    def window_store(self, frac: str = "") -> str:
-        return f"{self.results}/cooc/window{self.sc['window']}{frac}.cooc"
+    def window_store(self, frac: str = "", window: int | None = None) -> str:
+        """GloVe's window counts (window S by default: SemGloVe's; GloVe entries pass their own)."""
+        return f"{self.results}/cooc/window{self.sc['window'] if window is None else window}{frac}.cooc"
 
     def table5(self) -> str:
         return f"{self.results}/cooc/cooccurrence.table5.json"

@@ -225,7 +225,7 @@ class TeacherPlan:
     # ------------------------------------------------------------ which pass serves which reader
     @staticmethod
     def student_feature_set(method: str, params: dict) -> str:
-        """The set a distillation student reads (mirrors ``student_feature_set`` of train_students.smk)."""
+        """The set a distillation student reads (its training rule's inputs and the passes' readers)."""
         return "paragraph" if method == "x2static" and params.get("context") == "paragraph" else "sentence"
 
     def computes(self, teacher: str, fset: str) -> str:
