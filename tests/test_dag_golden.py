@@ -105,3 +105,11 @@ def test_job_list_reads_rule_wildcards_and_outputs():
            "    wildcards: emb=glove, seed=1\n    resources: tmpdir=/tmp\n\nlocalrule all:\n    input: x\n"
            "    jobid: 0\nJob stats:\n")
     assert job_list(out) == ["all\t\t", "train_glove\temb=glove, seed=1\tx/glove/seed1/vectors.bin"]
+
+
+def test_rule_files_pass_snakemakes_lint():
+    """Rules only in the rule files, a conda environment and a log on each, no config in shell commands."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO / "workflow")}
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--lint", "--directory", str(REPO),
+                           "--snakefile", str(REPO / "Snakefile")], capture_output=True, text=True, env=env, cwd=REPO)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
