@@ -7,7 +7,8 @@ from staticvec.cooc.store import vocab_fingerprint, write_store
 from staticvec.corpus.vocab import Vocabulary
 from staticvec.embeddings import Embeddings
 from staticvec.errors import InputFileError
-from staticvec.report.semglove_figure3 import load_word_classes, tsne_points
+from staticvec.report.figures import tsne_layout
+from staticvec.report.word_lists import class_vectors, load_word_classes
 from staticvec.report.semglove_table5 import pair_counts, pairs_of_paper_table
 from staticvec.report.tables import build_comparison
 
@@ -67,9 +68,9 @@ def test_tsne_keeps_planted_classes_apart_and_reports_missing_words():
     centres = rng.normal(size=(3, 20)) * 5
     vectors = np.stack([centres[int(c[1])] + 0.5 * rng.normal(size=20) for c, _ in classes])
     emb = Embeddings([w for _, w in classes[:-1]], vectors[:-1].astype(np.float32))
-    out = tsne_points({"e": emb}, classes, seed=0, max_iter=500)["e"]
-    assert out["missing"] == ["w2_7"] and len(out["points"]) == 23
-    xy = np.array([[x, y] for _, _, x, y in out["points"]])
-    labels = np.array([c for c, _, _, _ in out["points"]])
+    found, unit, missing = class_vectors(emb, classes)
+    assert missing == ["w2_7"] and len(found) == 23 == len(unit)
+    xy = tsne_layout(unit, 2, seed=0, max_iter=500)
+    labels = np.array([c for c, _ in found])
     d = ((xy[:, None] - xy[None]) ** 2).sum(-1) + np.eye(len(xy)) * 1e9
     assert (labels[d.argmin(1)] == labels).mean() > 0.95  # each point's nearest neighbour is in its class

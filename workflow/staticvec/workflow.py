@@ -346,10 +346,6 @@ class Workflow:
     def embedding_record(self, emb: str, seed="{seed}") -> str:
         return f"{self.results_dir}/embeddings/{emb}/seed{seed}/vectors.json"
 
-    def embeddings_of(self, emb: str) -> list[str]:
-        """Every seed's vectors of an embedding."""
-        return [self.embedding(emb, s) for s in self.seeds(emb)]
-
     def ids_regex(self, *methods: str) -> str:
         """Wildcard constraint matching exactly the sheet ids of the given methods."""
         ids = [e for m in methods for e in self.sheet.ids(m)]
@@ -493,9 +489,6 @@ class Workflow:
         path = resolve_path(self.config.get("sheets", {}).get("figures", "config/figures.yaml"), self.root)
         return (load_yaml(path) or {}).get("figures", {}) if path.exists() else {}
 
-    def params_json(self, emb: str) -> str:
-        return json.dumps(self.params(emb), sort_keys=True)
-
     def frac(self, emb: str) -> str:
         """Path suffix of the embedding's corpus fraction: '' (whole corpus) or '.KofN' (first K of N shards)."""
         k = len(self.emb_shard_ids(emb))
@@ -520,10 +513,6 @@ class Workflow:
 
     # ------------------------------------------------------------ evaluation
     EVAL_GROUPS = ("eval-similarity", "eval-analogy-google", "eval-analogy-msr", "eval-semeval2012", "eval-categorization")
-
-    @property
-    def eval_data_dir(self) -> str:
-        return f"{self.download_dir}/eval"
 
     def eval_markers(self, groups=EVAL_GROUPS) -> list[str]:
         return [self.resource_marker(g) for g in groups]
@@ -552,9 +541,6 @@ class Workflow:
             key = tuple(sorted(protocols, key=lambda p: order.index(p) if p in order else len(order)))
             groups.setdefault(key, []).append(emb)
         return groups
-
-    def extrinsic_result(self, emb: str, kind: str, seed="{seed}") -> str:
-        return f"{self.results_dir}/eval/{emb}/seed{seed}/{kind}.json"
 
     def classification_result(self, emb: str) -> str:
         return f"{self.results_dir}/eval/{emb}/classification.json"
@@ -748,12 +734,13 @@ class Workflow:
         import shlex
 
         from staticvec.evaluate.datasets import DATASETS
+        from staticvec.evaluate.intrinsic import data_dir_from_config
 
         entry = self.dev_curve_figure(emb)
         if entry is None:
             return ""
         protocol = (self.config.get("evaluation") or {}).get("protocols", {}).get(entry["protocol"], {})
-        return shlex.join(["--dev-set", f"{self.eval_data_dir}/{DATASETS[entry['metrics'][0]].path}",
+        return shlex.join(["--dev-set", f"{data_dir_from_config(self.config)}/{DATASETS[entry['metrics'][0]].path}",
                            "--dev-points", str(entry["points"]), "--dev-oov", protocol.get("oov", "mean")])
 
     def figure_targets(self) -> list[str]:

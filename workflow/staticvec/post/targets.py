@@ -62,8 +62,3 @@ def artetxe_options(config: dict) -> str:
     )
 
 
-def post_steps(config: dict) -> list[str]:
-    """Every single post-processing step the config defines (suffixes after ``+``)."""
-    lexicons = list(config["post"]["lexicons"])
-    steps = [f"{method}-{lexicon}" for method in RETROFIT_METHODS for lexicon in lexicons]
-    return steps + [f"artetxe{alpha}" for alpha in artetxe_alphas(config)]

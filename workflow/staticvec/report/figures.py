@@ -375,7 +375,7 @@ def _as_sweep(sweep):
 
 def load_word_pairs(path) -> list[tuple[str, str]]:
     """(first, second) word pairs in file order (``first TAB second``, ``#`` comments); errors name the line."""
-    from staticvec.report.semglove_figure3 import iter_tab_pairs
+    from staticvec.report.word_lists import iter_tab_pairs
 
     pairs, seen = [], set()
     for lineno, pair in iter_tab_pairs(path):
@@ -417,7 +417,7 @@ def tsne_panel(emb, entry: dict, root=".") -> dict:
     With ``words`` (class TAB word) the group is the class; with ``pairs`` each pair is a group and is
     drawn only when both words are in the embedding (a lone word has no partner to join).
     """
-    from staticvec.report.semglove_figure3 import class_vectors, load_word_classes
+    from staticvec.report.word_lists import class_vectors, load_word_classes
 
     dims = 3 if entry["kind"] == "tsne3d" else 2
     if entry.get("words"):

@@ -202,26 +202,6 @@ class TeacherPlan:
                 args.append("--lowercase-evaluation-words")
         return shlex.join(args)
 
-    # ------------------------------------------------------------ targets
-    def word_layer_names(self) -> list[str]:
-        layers = self.tc.get("baselines", {}).get("word_layers", [-1])
-        if layers == "all":
-            return ["all"]
-        return ["last" if x == -1 else str(x) for x in layers]
-
-    def baseline_targets(self, teacher: str | None = None) -> list[str]:
-        teacher = teacher or self.tc["default"]
-        b, base = self.tc.get("baselines", {}), f"{self.dir(teacher)}/baselines"
-        out = []
-        if b.get("token"):
-            out.append(f"{base}/token.txt")
-        if b.get("word"):
-            out += [f"{base}/word-{name}.txt" for name in self.word_layer_names() if name != "all"]
-        if b.get("ase"):
-            ks = range(1, self.n_shards + 1) if self.tc.get("ase", {}).get("curve") else [self.n_shards]
-            out += [f"{base}/ase-{k}of{self.n_shards}/ase.json" for k in ks]
-        return out
-
     # ------------------------------------------------------------ which pass serves which reader
     @staticmethod
     def student_feature_set(method: str, params: dict) -> str:

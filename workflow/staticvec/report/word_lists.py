@@ -1,16 +1,12 @@
-"""SemGloVe Figure 3, data side: the listed words of eight classes, their vectors in each embedding, and
-their 2-D t-SNE coordinates (the plot itself belongs to the report module).
-
-The word list (``resources/word_lists/semglove_figure3.tsv``: ``class TAB word``, ``#`` comments) says
-where its words come from. Words missing from an embedding are left out of that embedding's points
-and reported, so every panel shows exactly the words it has.
+"""Two-column word lists of the figures: word pairs (``first TAB second``) and word classes
+(``class TAB word``, e.g. ``resources/word_lists/semglove_figure3.tsv`` for SemGloVe Figure 3's
+t-SNE), ``#`` comments; and the vectors of a class list's words in one embedding. Words missing from
+an embedding are reported, so every panel shows exactly the words it has.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Mapping
-
 import numpy as np
 
 from staticvec.errors import InputFileError
@@ -54,19 +50,3 @@ def class_vectors(emb, classes: list[tuple[str, str]]) -> tuple[list[tuple[str, 
     unit = emb.unit_vectors()
     rows = np.array([emb.get_index(w) for _, w in found], dtype=np.int64)
     return found, unit[rows] if len(rows) else np.zeros((0, emb.dim), np.float32), missing
-
-
-def tsne_points(embeddings: Mapping[str, object], classes: list[tuple[str, str]], seed: int = 0,
-                perplexity: float = 10.0, max_iter: int = 1000) -> dict:
-    """{name: {"points": [(class, word, x, y), ...], "missing": [...]}}: t-SNE (cosine) per embedding."""
-    from staticvec.report.figures import tsne_layout
-
-    out = {}
-    for name, emb in embeddings.items():
-        found, vectors, missing = class_vectors(emb, classes)
-        if len(found) < 3:
-            out[name] = {"points": [], "missing": missing}
-            continue
-        xy = tsne_layout(vectors, 2, seed, perplexity, max_iter)
-        out[name] = {"points": [(c, w, float(x), float(y)) for (c, w), (x, y) in zip(found, xy)], "missing": missing}
-    return out
