@@ -24,7 +24,8 @@ SETS = ["ws353", "ws353_sim", "ws353_rel", "simlex999", "rw", "men"]
 AVG = ["ws353", "ws353_sim", "ws353_rel", "simlex999"]
 METHODS = {  # config/config.yaml methods.skipgram / methods.cbow, as the workflow's train rule passes them
     "sg": "--arch skipgram --dim 300 --window 5 --negative 5 --sample 0.0001 --epochs 5 --alpha 0.025 --min-alpha 0.0001 --deterministic",
-    "cbow": "--arch cbow --dim 300 --window 5 --negative 5 --sample 0.0001 --epochs 5 --alpha 0.05 --min-alpha 0.0001 --cbow-mean --deterministic",
+    "cbow": "--arch cbow --dim 300 --window 5 --negative 5 --sample 0.0001 --epochs 5 --alpha 0.05 --min-alpha 0.0001"
+            " --cbow-mean --deterministic",
 }
 
 

@@ -25,7 +25,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -174,7 +173,7 @@ def main(argv=None) -> int:
     results["settings"] = {k: str(v) for k, v in vars(args).items()}
     results_path.write_text(json.dumps(results, indent=2))
 
-    print(f"| step | C (stanfordnlp/GloVe) | ours |\n| --- | --- | --- |")
+    print("| step | C (stanfordnlp/GloVe) | ours |\n| --- | --- | --- |")
     c, o = results.get("c", {}), results.get("ours", {})
 
     def cell(r, key):

@@ -4,7 +4,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from staticvec.cli import build_parser, main
 from staticvec.embeddings import Embeddings
@@ -110,7 +109,8 @@ def test_a_split_with_an_empty_part_is_an_error(data_dir, vectors, tmp_path, cap
 
 def test_malformed_data_line_is_a_clean_error(data_dir, vectors, tmp_path, capsys):
     (data_dir / "TREC.test").write_text("NUM:x how many ?\nno label here\n")
-    code = main(["classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "trec", "--out", str(tmp_path / "r.json")])
+    code = main(["classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "trec",
+                 "--out", str(tmp_path / "r.json")])
     assert code == 2
     assert "TREC.test, line 2" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()

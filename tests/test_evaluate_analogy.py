@@ -51,7 +51,9 @@ def test_matches_brute_force(method, tile, memory_mb):
     if method == "3cosadd":
         scores = (U[b] - U[a] + U[c]) @ U.T
     else:
-        cos = lambda rows: (U[rows] @ U.T + 1) / 2
+        def cos(rows):
+            return (U[rows] @ U.T + 1) / 2
+
         scores = cos(b) * cos(c) / (cos(a) + 1e-3)
     for q in (a, b, c):
         scores[np.arange(n), q] = -np.inf

@@ -58,7 +58,7 @@ def test_planted_classes_are_recovered_by_every_method():
     emb, data = planted()
     result = evaluate_categorization(VectorLookup(emb), data)
     assert result["score"] == 1.0
-    assert set(result["methods"]) == {f"{l}_{m}" for l, m in AGGLOMERATIVE_RUNS} | {"kmeans"}
+    assert set(result["methods"]) == {f"{link}_{m}" for link, m in AGGLOMERATIVE_RUNS} | {"kmeans"}
     assert all(v == 1.0 for v in result["methods"].values())
     assert evaluate_categorization(VectorLookup(emb), data, method="kmeans")["methods"].keys() == {"kmeans"}
 

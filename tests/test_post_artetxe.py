@@ -25,12 +25,14 @@ def test_output_gram_is_eigenvalues_to_the_power_one_plus_two_alpha(x, alpha):
     eigenvalues = np.linalg.eigvalsh(x.T @ x)
     y = artetxe(x, alpha)
     # (X Q Λ^α)ᵀ (X Q Λ^α) = Λ^α Qᵀ XᵀX Q Λ^α = Λ^(1+2α): diagonal, columns in eigenvalue order
-    np.testing.assert_allclose(y.T @ y, np.diag(eigenvalues ** (1 + 2 * alpha)), rtol=1e-8, atol=1e-8 * eigenvalues.max() ** (1 + 2 * alpha))
+    np.testing.assert_allclose(y.T @ y, np.diag(eigenvalues ** (1 + 2 * alpha)), rtol=1e-8,
+                               atol=1e-8 * eigenvalues.max() ** (1 + 2 * alpha))
 
 
 def test_alpha_one_multiplies_by_the_second_moment_matrix(x):
     np.testing.assert_allclose(artetxe(x, 1.0, basis="original"), x @ (x.T @ x), rtol=1e-10)
-    np.testing.assert_allclose(artetxe(x, 1.0) ** 2, (x @ np.linalg.eigh(x.T @ x)[1] @ np.diag(np.linalg.eigvalsh(x.T @ x))) ** 2, rtol=1e-8)
+    expected = x @ np.linalg.eigh(x.T @ x)[1] @ np.diag(np.linalg.eigvalsh(x.T @ x))
+    np.testing.assert_allclose(artetxe(x, 1.0) ** 2, expected ** 2, rtol=1e-8)
     # alpha = 1/2 is the matrix square root; alpha = -1/2 whitens
     np.testing.assert_allclose(artetxe(x, 0.5, basis="original"), x @ linalg.sqrtm(x.T @ x).real, rtol=1e-8)
     white = artetxe(x, -0.5)

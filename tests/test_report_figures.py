@@ -320,7 +320,7 @@ def test_the_figures_sheet_matches_the_embeddings_sheet():
     figures = w.figures
     assert {"semglove_figure2a", "semglove_figure2b", "semglove_figure2c", "semglove_figure3", "wang_figure4",
             "wang_figure5", "wang_figure6", "wang_figure7", "c2v_figure4", "x2static_figure1"} <= set(figures)
-    for fid, entry in figures.items():
+    for fid in figures:
         for _, path in w.figure_results(fid):
             assert path.startswith("results/default/")
     assert w.figure_file("semglove_figure2a", "png") == "results/default/figures/semglove/figure2a.png"

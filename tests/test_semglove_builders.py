@@ -293,7 +293,7 @@ def brute_words(tokenizer, words, M):
     for a, pa in enumerate(ids):
         for b, pb in enumerate(ids):
             if pa and pb:
-                X[a, b] = sum(M[k, l] for k in pa for l in pb) / (len(pa) * len(pb))
+                X[a, b] = sum(M[k, q] for k in pa for q in pb) / (len(pa) * len(pb))
     return X, ids
 
 

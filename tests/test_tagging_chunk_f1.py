@@ -85,7 +85,8 @@ def test_to_iob2_keeps_every_chunk_of_random_iob1_sequences():
         tags = [rng.choice(["O", "I-A", "I-B", "B-A", "B-B"]) for _ in range(rng.randint(1, 12))]
         converted = to_iob2(tags)
         assert chunks(converted) == chunks(tags)
-        assert all(not t.startswith("I-") or (i > 0 and converted[i - 1][2:] == t[2:] and converted[i - 1] != "O") for i, t in enumerate(converted))
+        assert all(not t.startswith("I-") or (i > 0 and converted[i - 1][2:] == t[2:] and converted[i - 1] != "O")
+                   for i, t in enumerate(converted))
 
 
 def test_chunk_reading_agrees_with_seqeval_default_mode():

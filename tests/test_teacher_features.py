@@ -164,7 +164,7 @@ def test_long_paragraph_is_chunked_at_sentence_boundaries(bert):
     assert sum(len(u) for u in units.words) == sum(len(s) for s in sentences)
     assert sorted(units.word_out.tolist()) == list(range(sum(len(s) for s in sentences)))
     al = align(bert.tokenizer, units.words, True)
-    for i, words in enumerate(units.words):
+    for i in range(len(units.words)):
         assert al.lengths[i] <= 24 + 2
     # no sentence is cut: every unit starts at the start of a sentence
     starts = np.cumsum([0] + [len(s) for s in sentences])

@@ -71,7 +71,7 @@ class Sweep:
 
     def variant_id(self, base: str, value) -> str:
         text = f"{value:g}" if isinstance(value, float) else str(value).lower()
-        text = text.replace("-", "m")  # alpha -0.5 -> alpham0.5: ids stay word characters, dots and '~' 
+        text = text.replace("-", "m")  # alpha -0.5 -> alpham0.5: ids stay word characters, dots and '~'
         return f"{base}~{self.param.replace('_', '')}{text}"
 
 

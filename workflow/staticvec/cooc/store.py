@@ -209,7 +209,8 @@ class CoocStore:
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputFileError(self.path, f"corrupt store header ({exc})") from None
         if self.header.get("format") != FORMAT or self.header.get("version") != VERSION:
-            raise InputFileError(self.path, f"unsupported store format {self.header.get('format')!r} version {self.header.get('version')!r}")
+            raise InputFileError(self.path,
+                                 f"unsupported store format {self.header.get('format')!r} version {self.header.get('version')!r}")
         self.n_entries = int(self.header["n_entries"])
         self.vocab_size = int(self.header["vocab_size"])
         expected = self.data_offset + self.n_entries * RECORD.itemsize
@@ -245,7 +246,8 @@ class CoocStore:
         for start in range(0, self.n_entries, chunk):
             crc = zlib.crc32(np.ascontiguousarray(self.records[start : start + chunk]).tobytes(), crc)
         if f"crc32:{crc:08x}" != self.header.get("checksum"):
-            raise InputFileError(self.path, f"corrupt store: checksum crc32:{crc:08x} differs from the header's {self.header.get('checksum')}")
+            raise InputFileError(self.path,
+                                 f"corrupt store: checksum crc32:{crc:08x} differs from the header's {self.header.get('checksum')}")
 
     # -- access
     def iter_chunks(self, size: int = 1 << 22) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -444,7 +446,8 @@ def _merge_two_kernel(ai, aj, ax, bi, bj, bx, n_cols, out_i, out_j, out_x):
 def merge_sorted_parts(parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], vocab_size: int):
     """Merge sorted, duplicate-free (i, j, x) parts into one, summing shared pairs (float64
     sums), by a balanced tree of two-way merges: O(n log k), sequential memory access."""
-    parts = [(np.ascontiguousarray(i, np.int32), np.ascontiguousarray(j, np.int32), np.asarray(x, np.float64)) for i, j, x in parts if len(i)]
+    parts = [(np.ascontiguousarray(i, np.int32), np.ascontiguousarray(j, np.int32), np.asarray(x, np.float64))
+             for i, j, x in parts if len(i)]
     if not parts:
         return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.float32)
     while len(parts) > 1:

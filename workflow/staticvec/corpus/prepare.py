@@ -139,7 +139,8 @@ def _paragraphs_within_budget(tokenized, budget: int, total: Stats) -> Iterator[
                 return
 
 
-def build_vocabulary(count_files: list[str | os.PathLike], out: str | os.PathLike, min_count: int, max_size: int | None = None) -> Vocabulary:
+def build_vocabulary(count_files: list[str | os.PathLike], out: str | os.PathLike, min_count: int,
+                     max_size: int | None = None) -> Vocabulary:
     from staticvec.corpus.vocab import merge_count_files
 
     vocab = Vocabulary.from_counts(merge_count_files(count_files), min_count=min_count, max_size=max_size)

@@ -40,7 +40,8 @@ def register(subparsers) -> None:
     p.add_argument("--vectors", required=True, help="embedding file (word2vec text/binary, .npy + .vocab)")
     p.add_argument("--format", choices=("word2vec", "glove", "binary", "npy"), help="embedding format (default: from the name)")
     p.add_argument("--data-dir", required=True, help="directory with the data files (rt-polarity.*, custrev.*, ...)")
-    p.add_argument("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS), metavar="NAME", help=f"data sets (default all: {' '.join(DATASETS)})")
+    p.add_argument("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS), metavar="NAME",
+                   help=f"data sets (default all: {' '.join(DATASETS)})")
     p.add_argument("--seeds", nargs="+", type=int, default=[1], help="one run per seed (default 1)")
     p.add_argument("--out", required=True, help="result JSON")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the CNN trains (auto: CUDA when available)")
@@ -52,13 +53,17 @@ def register(subparsers) -> None:
     g.add_argument("--dropout", type=float, default=0.5, help="dropout before the output layer (X2Static: 0.5)")
     g.add_argument("--batch-size", type=int, default=50, help="sentences per step (X2Static: 50)")
     g.add_argument("--epochs", type=int, nargs="+", default=list(range(8, 17)), help="epoch grid (default 8 … 16)")
-    g.add_argument("--learning-rates", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3], help="Adam learning-rate grid (X2Static: 1e-4 3e-4 1e-3)")
+    g.add_argument("--learning-rates", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3],
+                   help="Adam learning-rate grid (X2Static: 1e-4 3e-4 1e-3)")
     g.add_argument("--select-by", choices=("macro_f1", "accuracy"), default="macro_f1", help="validation metric choosing the grid cell")
-    g.add_argument("--refit", action=argparse.BooleanOptionalAction, default=True, help="retrain on train+validation with the chosen cell (paper)")
+    g.add_argument("--refit", action=argparse.BooleanOptionalAction, default=True,
+                   help="retrain on train+validation with the chosen cell (paper)")
     g.add_argument("--max-tokens", type=int, default=64, help="sentences are cut to this many tokens")
-    g.add_argument("--tokenization", choices=("split_clitics", "whitespace"), default="split_clitics", help="split_clitics: don't -> do n't (the corpus tokenizer's convention); whitespace: as the files are")
+    g.add_argument("--tokenization", choices=("split_clitics", "whitespace"), default="split_clitics",
+                   help="split_clitics: don't -> do n't (the corpus tokenizer's convention); whitespace: as the files are")
     g.add_argument("--trec-labels", choices=("coarse", "fine"), default="coarse", help="TREC: the 6 coarse or the 50 fine question classes")
-    g.add_argument("--split", type=float, nargs=3, default=[0.6, 0.2, 0.2], metavar=("TRAIN", "VALID", "TEST"), help="where no split is given")
+    g.add_argument("--split", type=float, nargs=3, default=[0.6, 0.2, 0.2], metavar=("TRAIN", "VALID", "TEST"),
+                   help="where no split is given")
     g.add_argument("--holdout-fraction", type=float, default=0.1, help="validation share of train where only train/test is given (TREC)")
     p.set_defaults(handler=_cli_classify)
 

@@ -291,13 +291,15 @@ def register(subparsers) -> None:
                    help="keep case (default: lower-case)")
     p.add_argument("--max-vocab", type=int, help="evaluate only the first N words of the file, counted after lower-casing "
                         "(distinct lower-cased words, as MUSE; MUSE: 200000)")
-    p.add_argument("--analogy-method", choices=analogy.METHODS, default="3cosadd", help="analogy objective: 3CosAdd (the papers) or 3CosMul")
+    p.add_argument("--analogy-method", choices=analogy.METHODS, default="3cosadd",
+                   help="analogy objective: 3CosAdd (the papers) or 3CosMul")
     p.add_argument("--relational-score", choices=relational.SCORES, default="cosine",
                    help="SemEval-2012 score: cosine (Wang et al. Eq. 17), dot (web's pair score), web (web's string "
                         "ranks: Context-to-Vec's numbers) or official (mean of per-paradigm-pair cosines); all are saved")
     p.add_argument("--semeval-split", choices=relational.SPLITS, default="all",
                    help="SemEval-2012 relations: all 79 (web), or the 69 test / 10 training ones")
-    p.add_argument("--categorization-method", choices=categorization.METHODS, default="all", help="categorization purity: all = best of 5 agglomerative runs and k-means (the web benchmarks'), or only those")
+    p.add_argument("--categorization-method", choices=categorization.METHODS, default="all",
+                   help="categorization purity: all = best of 5 agglomerative runs and k-means (the web benchmarks'), or only those")
     p.add_argument("--seed", type=int, default=0, help="seed of the categorization shuffle and k-means")
     p.add_argument("--neighbours", nargs="*", default=list(DEFAULT_NEIGHBOUR_WORDS), metavar="WORD",
                    help="words whose nearest neighbours are listed (default: light while)")

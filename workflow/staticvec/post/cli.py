@@ -42,7 +42,8 @@ def register(subparsers) -> None:
         "--duplicate-heads", choices=("merge", "last"), default="merge",
         help="a head on several lexicon lines: merge the lists, or keep the last line (released code)",
     )
-    p.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=True, help="L2-normalise vectors first (released code: yes)")
+    p.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=True,
+                   help="L2-normalise vectors first (released code: yes)")
     p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True, help="lower-case words first (released code: yes)")
     p.add_argument("--out", required=True, help="output embedding file")
     p.add_argument("--out-format", choices=FORMATS, help="output format (default: from the file name)")
@@ -60,7 +61,8 @@ def register(subparsers) -> None:
         "--basis", choices=("eigen", "original"), default="eigen",
         help="eigen: X·Q·Λ^α (paper, released code); original: rotated back, X·(XᵀX)^α",
     )
-    p.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=False, help="L2-normalise vectors first (released code: no)")
+    p.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=False,
+                   help="L2-normalise vectors first (released code: no)")
     p.add_argument("--out", required=True, help="output embedding file")
     p.add_argument("--out-format", choices=FORMATS, help="output format (default: from the file name)")
     p.set_defaults(handler=_artetxe)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from staticvec.errors import StaticvecError

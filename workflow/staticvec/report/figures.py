@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import textwrap
 from pathlib import Path
@@ -348,7 +347,7 @@ def draw_training(data: dict, entry: dict):
         ax.plot(xs, ys, "-", marker="o", markersize=3, color=colour, label=s["label"])
         if s["best"] is not None:  # the paper reports each run's best development result
             ax.plot([s["best"]["x"]], [s["best"]["y"]], marker="*", markersize=10, color=colour, linestyle="none")
-    for k, p in enumerate(data["paper"]):  # the paper's best development results: dashed levels
+    for p in data["paper"]:  # the paper's best development results: dashed levels
         ax.axhline(p["y"], linestyle="--", linewidth=1, color=colour_of.get((p["base"], value_text(p["value"])), "black"),
                    label=f"paper, best: {p['y']:g}")
     ax.set_xlabel(entry.get("x_label", "words trained"))

@@ -604,7 +604,7 @@ def to_markdown(frame) -> str:
         for query, group in frame.groupby("query", sort=False):
             lines += [f"Nearest neighbours of *{query}*", "", "| model | ours | paper's list | our list | overlap |",
                       "| --- | --- | --- | --- | --- |"]
-            for row, g in group.groupby("row", sort=False):
+            for _, g in group.groupby("row", sort=False):
                 ours = ", ".join(w for w in g["ours"] if isinstance(w, str)) or "—"
                 overlap = g["overlap"].iloc[0]
                 overlap = "—" if _missing(overlap) else f"{int(overlap)}/{len(g)}"
@@ -616,7 +616,7 @@ def to_markdown(frame) -> str:
     columns = frame.attrs.get("columns") or list(dict.fromkeys(frame["column"]))
     decimals = frame.attrs.get("decimals", {})
     lines += ["| model | ours | " + " | ".join(columns) + " |", "| --- | --- | " + " | ".join("---" for _ in columns) + " |"]
-    for row, g in frame.groupby("row", sort=False):
+    for _, g in frame.groupby("row", sort=False):
         cells = []
         by_col = {r["column"]: r for _, r in g.iterrows()}
         for c in columns:
@@ -642,7 +642,7 @@ def to_markdown(frame) -> str:
     covered = [c for c in columns if c not in frame.attrs.get("counts", ())]
     lines += ["", "Cells: ours / paper (ours − paper). Coverage of ours (found / total):", "",
               "| model | " + " | ".join(covered) + " |", "| --- | " + " | ".join("---" for _ in covered) + " |"]
-    for row, g in frame.groupby("row", sort=False):
+    for _, g in frame.groupby("row", sort=False):
         if g["ours"].map(_missing).all():
             continue  # no result of ours in this row
         by_col = {r["column"]: r for _, r in g.iterrows()}

@@ -53,7 +53,8 @@ def register(subparsers) -> None:
     _add_vocab_args(p)
     p.add_argument("--shard", required=True, help="corpus shard (.tsv.gz)")
     p.add_argument("--out", required=True, help="output directory (features.json is written last)")
-    p.add_argument("--context", choices=["sentence", "paragraph"], default="sentence", help="model input: one sentence, or its whole paragraph (X2Static para)")
+    p.add_argument("--context", choices=["sentence", "paragraph"], default="sentence",
+                   help="model input: one sentence, or its whole paragraph (X2Static para)")
     p.add_argument("--layers", type=_layers, default=[-1], help="word-vector layers: last | all | none | 0,6,-1")
     p.add_argument("--sentence-vectors", action="store_true", help="mean of all pieces of each sentence (X2Static)")
     p.add_argument("--attention-window", type=int, default=0, metavar="S", help="attention weights for offsets ±1..S")
@@ -70,7 +71,8 @@ def register(subparsers) -> None:
     p.add_argument("--no-special-tokens", dest="special_tokens", action="store_false",
                    help="no [CLS]/[SEP] (<s>/</s>) around inputs (the released ASE code's BERT input)")
     p.add_argument("--part-sentences", type=int, default=4096, help="sentences per resumable part file")
-    p.add_argument("--vector-dtype", choices=["float16", "float32"], default="float16", help="storage dtype of the word and sentence vectors")
+    p.add_argument("--vector-dtype", choices=["float16", "float32"], default="float16",
+                   help="storage dtype of the word and sentence vectors")
     p.set_defaults(handler=_features)
 
     p = sub.add_parser("fit-mlm-head", help="fit an MLM head on a frozen encoder that has none (MiniLM)")
@@ -78,7 +80,8 @@ def register(subparsers) -> None:
     p.add_argument("--shards", nargs="+", required=True, help="corpus shards to fit on")
     p.add_argument("--out", required=True, help="head file (.pt)")
     p.add_argument("--report", default=None, help="JSON report: held-out top-1/top-10 vs unigram")
-    p.add_argument("--mode", choices=["unmasked", "masked"], default="unmasked", help="fit on the unmasked states (the released SemGloVe code's predictions) or on masked copies")
+    p.add_argument("--mode", choices=["unmasked", "masked"], default="unmasked",
+                   help="fit on the unmasked states (the released SemGloVe code's predictions) or on masked copies")
     p.add_argument("--train-positions", type=int, default=50_000, help="piece positions the head is fitted on")
     p.add_argument("--heldout-positions", type=int, default=10_000, help="piece positions kept out to report top-1/top-10 accuracy")
     p.add_argument("--select-prob", type=float, default=0.15, help="share of pieces sampled as positions (BERT: 15 %%)")

@@ -336,7 +336,6 @@ class FeatureExtractor:
 
                 hidden = result.hidden_states
                 last = result.last_hidden_state
-                tgt_cpu = b_target.numpy()
                 dest = b_out[b_target].numpy()
                 for layer in self.layers:
                     vec = word_means(hidden[layer])

@@ -349,8 +349,6 @@ def sg_grads(u, V, ctx, neg, mode, scale, red, loss, du, slot_row, slot_coef, sl
     ``red`` scales the gradients (1: sum over the batch, 1/B: mean); ``neg``: -1 marks padding.
     """
     B, d = u.shape
-    W, N = ctx.shape[1], neg.shape[1]
-    S = W + N
     for i in prange(B):
         _sg_centre(i, u, V, ctx, neg, mode, scale, red, loss, du, slot_row, slot_coef, slot_vec)
 

@@ -197,8 +197,6 @@ def c2v_grads(u, y, z, V, ctx, neg, cid, sem_mean, static, tied, lam, eta1, eta2
     slot vectors (u_i, then V_context_i for the static target's row).
     """
     B, d = u.shape
-    W, N = ctx.shape[1], neg.shape[1]
-    S = W + N + 1
     for i in prange(B):
         _c2v_centre(i, B, u, y, z, V, ctx, neg, cid, sem_mean, static, tied, lam, eta1, eta2, eta3, red, loss, du, dz,
                     vecs, slot_row, slot_coef, slot_vec)
@@ -220,7 +218,7 @@ def c2v_block_sgd(vec, xpos, cpos, ctx, neg, cid, bounds, words, U, V, W2, W1, b
     bmax = 1
     for k in range(n_steps):
         bmax = max(bmax, bounds[k + 1] - bounds[k])
-    O = np.empty((bmax, D), np.float32)
+    Out = np.empty((bmax, D), np.float32)
     X2 = np.empty((bmax, D), np.float32)
     u = np.empty((bmax, d), np.float32)
     z = np.empty((bmax, d), np.float32)
@@ -247,7 +245,7 @@ def c2v_block_sgd(vec, xpos, cpos, ctx, neg, cid, bounds, words, U, V, W2, W1, b
                 for i in range(a, b):
                     p = xpos[lo + i]
                     for e in range(D):
-                        O[i, e] = value(vec[p, e])
+                        Out[i, e] = value(vec[p, e])
                         X2[i, e] = 0.0
                     n = 0
                     for j in range(cpos.shape[1]):
@@ -262,7 +260,7 @@ def c2v_block_sgd(vec, xpos, cpos, ctx, neg, cid, bounds, words, U, V, W2, W1, b
                     if tanh:
                         for e in range(D):
                             X2[i, e] = np.tanh(X2[i, e])
-                u[a:b] = np.dot(O[a:b], U.T)
+                u[a:b] = np.dot(Out[a:b], U.T)
                 if has_bias:
                     for i in range(a, b):
                         for e in range(d):
@@ -271,7 +269,7 @@ def c2v_block_sgd(vec, xpos, cpos, ctx, neg, cid, bounds, words, U, V, W2, W1, b
                 if tied:
                     y[a:b] = u[a:b]
                 else:
-                    y[a:b] = np.dot(O[a:b], W1.T)
+                    y[a:b] = np.dot(Out[a:b], W1.T)
                 for i in range(a, b):
                     _c2v_centre(i, bmax, u, y, z, V, ctx[lo:hi], neg[lo:hi], cid[lo:hi], sem_mean, static, tied, lam,
                                 eta1, eta2, eta3, red, loss, du, dz, vecs, slot_row, slot_coef, slot_vec)
@@ -279,10 +277,10 @@ def c2v_block_sgd(vec, xpos, cpos, ctx, neg, cid, bounds, words, U, V, W2, W1, b
         for t in prange(nthreads):
             r0, r1 = t * rchunk, min(d, (t + 1) * rchunk)
             if r1 > r0:
-                dU[r0:r1] = np.dot(np.ascontiguousarray(du[:B, r0:r1].T), O[:B])
+                dU[r0:r1] = np.dot(np.ascontiguousarray(du[:B, r0:r1].T), Out[:B])
                 dW2[r0:r1] = np.dot(np.ascontiguousarray(dz[:B, r0:r1].T), X2[:B])
                 if not tied:
-                    dW1[r0:r1] = np.dot(np.ascontiguousarray(dz[:B, r0:r1].T), O[:B])
+                    dW1[r0:r1] = np.dot(np.ascontiguousarray(dz[:B, r0:r1].T), Out[:B])
             for q in range(B * S):
                 r = slot_row[q]
                 if r < 0 or r % nthreads != t:

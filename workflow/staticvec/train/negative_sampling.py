@@ -18,7 +18,8 @@ negative sampling. What they share lives here:
 - :func:`train`: the loop. For each block of teacher features (a stored part: ~4k sentences) the
   model yields batches (:class:`Batch`), each a set of table rows and tensors; the loop gathers
   the rows (unique, as leaf tensors), computes the model's loss, back-propagates, clips the
-  gradient norm (of the dense tensors, or of everything the step touches), applies the optimizer with the (linearly decaying) learning rate, and keeps the
+  gradient norm (of the dense tensors, or of everything the step touches), applies the optimizer
+  with the (linearly decaying) learning rate, and keeps the
   loss curve, throughput and the time split between teacher/loading, batching and the static
   update. Checkpoints are written atomically at block boundaries (every ``checkpoint_every``
   seconds) with every tensor, the optimizer state, the random generator and the position, so a

@@ -71,7 +71,8 @@ def chunk_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str
     precision = n_correct / n_pred if n_pred else 0.0
     recall = n_correct / n_gold if n_gold else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"f1": f1, "precision": precision, "recall": recall, "gold_chunks": n_gold, "predicted_chunks": n_pred, "correct_chunks": n_correct}
+    return {"f1": f1, "precision": precision, "recall": recall, "gold_chunks": n_gold, "predicted_chunks": n_pred,
+            "correct_chunks": n_correct}
 
 
 def token_accuracy(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> dict:

@@ -30,7 +30,8 @@ def register(subparsers) -> None:
     p.add_argument("--task", required=True, choices=["chunk", "pos", "ner"], help="sequence-labelling task")
     p.add_argument("--data-dir", default=None,
                    help="the task's data directory; omitted (or empty) for NER: records 'not run: data not supplied'")
-    p.add_argument("--data-format", default="auto", choices=["auto", "conll2000", "ud", "ptb", "conll2003", "ontonotes"], help="reader of --data-dir (auto: from the files found)")
+    p.add_argument("--data-format", default="auto", choices=["auto", "conll2000", "ud", "ptb", "conll2003", "ontonotes"],
+                   help="reader of --data-dir (auto: from the files found)")
     p.add_argument("--dev-fraction", type=float, default=0.1, help="CoNLL-2000: share of train held out as dev")
     p.add_argument("--dev-split-seed", type=int, default=2000, help="CoNLL-2000: seed of the dev hold-out (fixed across runs)")
     p.add_argument("--seed", type=int, default=1, help="seed of the tagger's initialisation, dropout and batch order")
