@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from staticvec.config import ConfigError, deep_merge, load_yaml
+from staticvec.errors import StaticvecError
 
 # Methods and where their hyper-parameter defaults live in the config (None: no config block).
 METHODS = {
@@ -305,3 +307,16 @@ def _param_problems(spec: EmbeddingSpec, config: dict) -> list[str]:
 
 def _uses_teacher(method: str) -> bool:
     return method in {"semglove", "x2static", "bert_sg", "c2v", "teacher_token", "teacher_word", "ase", "model2vec"}
+
+
+def load_sheet(path: str | os.PathLike, schema: str | os.PathLike, what: str) -> dict:
+    """A YAML sheet checked against its JSON schema; every violation listed in one error naming the file."""
+    import jsonschema
+
+    spec = load_yaml(Path(path)) or {}
+    errors = sorted(jsonschema.Draft202012Validator(load_yaml(Path(schema))).iter_errors(spec),
+                    key=lambda e: list(map(str, e.path)))
+    if errors:
+        lines = "\n  - ".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors)
+        raise StaticvecError(f"{path}: invalid {what}:\n  - {lines}")
+    return spec

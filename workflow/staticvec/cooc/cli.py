@@ -70,22 +70,17 @@ def _memory_args(p, default_gb: float) -> None:
     p.add_argument("--tmp-dir", default=None, help="directory for spilled runs (default: beside the output)")
 
 
-def _load_vocab(args):
-    from staticvec.corpus.vocab import Vocabulary
-    from staticvec.errors import InputFileError
+def load_vocab_of(args):
+    """The vocabulary of a command's --vocab, --min-count and --max-vocab flags."""
+    from staticvec.corpus.vocab import load_vocabulary
 
-    if not os.path.exists(args.vocab):
-        raise InputFileError(args.vocab, "vocabulary file not found")
-    vocab = Vocabulary.load(args.vocab, min_count=args.min_count, max_size=args.max_vocab)
-    if len(vocab) == 0:
-        raise InputFileError(args.vocab, f"no word has a count of at least {args.min_count}")
-    return vocab
+    return load_vocabulary(args.vocab, args.min_count, args.max_vocab)
 
 
 def _cli_window(args) -> int:
     from staticvec.cooc.window import byte_index, count_window_store, shard_id_chunks, text_id_chunks
 
-    vocab = _load_vocab(args)
+    vocab = load_vocab_of(args)
     index = byte_index(vocab)
     paths = args.shards or args.text
     chunks = shard_id_chunks(paths, index) if args.shards else text_id_chunks(paths, index)
@@ -112,8 +107,8 @@ def _cli_subset(args) -> int:
 
     from staticvec.cooc.store import subset_store
 
-    vocab = _load_vocab(args)
-    source_vocab = _load_vocab(argparse.Namespace(vocab=args.source_vocab, min_count=args.min_count,
+    vocab = load_vocab_of(args)
+    source_vocab = load_vocab_of(argparse.Namespace(vocab=args.source_vocab, min_count=args.min_count,
                                                   max_vocab=args.max_vocab))
     header = subset_store(args.store, source_vocab, vocab, args.out, max(1 << 16, int(args.memory_gb * 2**30 / 64)),
                           args.tmp_dir, args.max_open)
@@ -136,7 +131,7 @@ def _cli_info(args) -> int:
     if args.pair:
         if not args.vocab:
             raise StaticvecError("--pair needs --vocab")
-        vocab = _load_vocab(args)
+        vocab = load_vocab_of(args)
         for word, context in args.pair:
             missing = [w for w in (word, context) if w not in vocab]
             value = "OOV: " + ", ".join(missing) if missing else f"{store.lookup(vocab.index[word], vocab.index[context]):.6g}"

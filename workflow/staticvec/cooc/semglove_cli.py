@@ -98,7 +98,7 @@ def _block(memory_gb: float) -> int:
 
 
 def _cli_semglove(args) -> int:
-    from staticvec.cooc.cli import _load_vocab
+    from staticvec.cooc.cli import load_vocab_of
     from staticvec.cooc.semantic import PieceVocabulary, Variant, build_shard, load_tokenizer, stored_parts
     from staticvec.errors import StaticvecError
 
@@ -112,7 +112,7 @@ def _cli_semglove(args) -> int:
             raise StaticvecError(f"{v.name}: TOP must be ≥ 1")
         if v.weight not in ("divide", "rank"):
             raise StaticvecError(f"{v.name}: WEIGHT must be divide or rank, not {v.weight!r}")
-    vocab = _load_vocab(args)
+    vocab = load_vocab_of(args)
     needs_pieces = any(v.source == "mlm" for v in variants)
     tmp_dir = args.tmp_dir or os.path.dirname(os.path.abspath(variants[0].out))
     if args.features:
@@ -171,10 +171,10 @@ def _recompute(args, vocab, variants, needs_pieces):
 
 
 def _cli_words(args) -> int:
-    from staticvec.cooc.cli import _load_vocab
+    from staticvec.cooc.cli import load_vocab_of
     from staticvec.cooc.semantic import load_tokenizer, pieces_to_words
 
-    vocab = _load_vocab(args)
+    vocab = load_vocab_of(args)
     tokenizer = load_tokenizer(args.teacher, not args.online)
     pieces_to_words(args.pieces, tokenizer, vocab, args.out, args.gate, args.gate_min, _block(args.memory_gb),
                     {"min_count": args.min_count, "max_vocab": args.max_vocab})
@@ -190,11 +190,11 @@ def _cli_restrict(args) -> int:
 
 
 def _cli_pair_counts(args) -> int:
-    from staticvec.cooc.cli import _load_vocab
+    from staticvec.cooc.cli import load_vocab_of
     from staticvec.files import write_json
     from staticvec.report.semglove_table5 import pair_counts, pairs_of_paper_table
 
-    vocab = _load_vocab(args)
+    vocab = load_vocab_of(args)
     pairs = pairs_of_paper_table(args.paper_table) if args.paper_table else \
         {f"{a}_{b}": (a, b) for a, b in args.pair}
     result = pair_counts(dict(args.store), vocab, pairs)

@@ -102,3 +102,14 @@ def restrict_embeddings(emb, vocab: Vocabulary):
     missing = [vocab.words[k] for k, r in enumerate(rows) if r is None]
     vectors = emb.vectors[np.array([rows[k] for k in have], dtype=np.int64)] if have else np.zeros((0, emb.dim), np.float32)
     return Embeddings([vocab.words[k] for k in have], vectors, [vocab.counts[k] for k in have]), missing
+
+
+def load_vocabulary(path: str | os.PathLike, min_count: int = 1, max_size: int | None = None) -> Vocabulary:
+    """A vocabulary file cut at ``min_count`` and ``max_size``, as every command reads it: a missing
+    file, or one left without a word by the cut, is an error naming the file."""
+    if not os.path.exists(path):
+        raise InputFileError(path, "vocabulary file not found")
+    vocab = Vocabulary.load(path, min_count=min_count, max_size=max_size)
+    if len(vocab) == 0:
+        raise InputFileError(path, f"no word has a count of at least {min_count}")
+    return vocab

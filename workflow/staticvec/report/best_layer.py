@@ -25,7 +25,7 @@ def select_best_layer(results: dict[int, list], metrics: list[str]) -> dict:
     cover, as on a tiny test corpus) is left out for every layer and named under ``dropped``."""
     from statistics import mean
 
-    from staticvec.report.tables import _load_result, result_value
+    from staticvec.report.tables import load_result, result_value
 
     if not results:
         raise StaticvecError("no ASE layer results to choose from")
@@ -33,7 +33,7 @@ def select_best_layer(results: dict[int, list], metrics: list[str]) -> dict:
     def ok(v):
         return v is not None and not math.isnan(v)
 
-    table = {int(layer): [[result_value(_load_result(item), m)[0] for m in metrics] for item in items]
+    table = {int(layer): [[result_value(load_result(item), m)[0] for m in metrics] for item in items]
              for layer, items in sorted(results.items())}
     dropped = [m for k, m in enumerate(metrics) if not any(ok(row[k]) for rows in table.values() for row in rows)]
     used = [k for k, m in enumerate(metrics) if m not in dropped]

@@ -57,7 +57,7 @@ def load_claims_spec(path, embedding_ids=None, protocols=None, tables=None) -> d
     """Read the claims sheet, check it against its schema and, where given, against the embeddings
     sheet's ids, the evaluation protocols and the tables sheet's tables: every problem in one error
     naming the sheet and the claim."""
-    from staticvec.report.tables import load_sheet
+    from staticvec.sheets import load_sheet
 
     spec = load_sheet(path, SCHEMA, "claims sheet")
     spec["defaults"] = {**DEFAULTS, **(spec.get("defaults") or {})}
@@ -603,7 +603,7 @@ def write_claims(records: list[dict], caption: str, md_path, csv_path, json_path
 
 def parse_results(items) -> tuple[dict, dict, dict]:
     """``PROTOCOL/ID/SEED=FILE`` (intrinsic), ``tagging/ID=FILE``, ``classification/ID=FILE``."""
-    from staticvec.report.tables import _load_result
+    from staticvec.report.tables import load_result
 
     intrinsic, tagging, classification = {}, {}, {}
     for item in items or []:
@@ -612,9 +612,9 @@ def parse_results(items) -> tuple[dict, dict, dict]:
         if not sep or not path or not all(parts):
             raise StaticvecError(f"expected PROTOCOL/ID/SEED=FILE, tagging/ID=FILE or classification/ID=FILE, got {item!r}")
         if parts[0] in ("tagging", "classification") and len(parts) == 2:
-            (tagging if parts[0] == "tagging" else classification)[parts[1]] = _load_result(path)
+            (tagging if parts[0] == "tagging" else classification)[parts[1]] = load_result(path)
         elif len(parts) == 3 and parts[2].isdigit():
-            intrinsic.setdefault((parts[0], parts[1]), {})[int(parts[2])] = _load_result(path)
+            intrinsic.setdefault((parts[0], parts[1]), {})[int(parts[2])] = load_result(path)
         else:
             raise StaticvecError(f"expected PROTOCOL/ID/SEED=FILE, tagging/ID=FILE or classification/ID=FILE, got {item!r}")
     return intrinsic, tagging, classification

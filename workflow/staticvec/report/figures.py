@@ -74,7 +74,7 @@ def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
     reported at once.
     """
     from staticvec.evaluate.datasets import DATASETS
-    from staticvec.report.tables import load_sheet
+    from staticvec.sheets import load_sheet
 
     path = Path(path)
     spec = load_sheet(path, SCHEMA, "figures sheet")
@@ -212,12 +212,12 @@ def shard_tokens(corpus_manifest: dict, fraction: float) -> int:
 
 def _load_runs(results: dict) -> dict[str, list[tuple[str | None, dict]]]:
     """{result id: [(file or None, result dict), ...]} from ids mapped to files, dicts or lists of them."""
-    from staticvec.report.tables import _load_result
+    from staticvec.report.tables import load_result
 
     out = {}
     for rid, items in results.items():
         items = items if isinstance(items, (list, tuple)) else [items]
-        out[rid] = [(None if isinstance(i, dict) else str(i), _load_result(i)) for i in items]
+        out[rid] = [(None if isinstance(i, dict) else str(i), load_result(i)) for i in items]
     return out
 
 

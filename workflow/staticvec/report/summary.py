@@ -54,12 +54,12 @@ def build_summary(rows: list[dict], results: dict, protocols: list[str], columns
     ``results``: {(protocol, embedding id): [result file or dict, one per seed]}."""
     import pandas as pd
 
-    from staticvec.report.tables import _load_result, result_value
+    from staticvec.report.tables import load_result, result_value
 
     records = []
     for protocol in protocols:
         for row in rows:
-            runs = [_load_result(r) for r in results.get((protocol, row["id"]), [])]
+            runs = [load_result(r) for r in results.get((protocol, row["id"]), [])]
             for column in columns:
                 triples = [result_value(r, column) for r in runs]
                 stats = t_interval([None if v is None else v * scale for v, _, _ in triples])

@@ -170,21 +170,6 @@ def load_paper_table(path: str | os.PathLike) -> PaperTable:
 # ------------------------------------------------------------------ tables sheet
 
 
-def load_sheet(path: str | os.PathLike, schema: str | os.PathLike, what: str) -> dict:
-    """A YAML sheet checked against its JSON schema; every violation listed in one error naming the file."""
-    import jsonschema
-
-    from staticvec.config import load_yaml
-
-    spec = load_yaml(Path(path)) or {}
-    errors = sorted(jsonschema.Draft202012Validator(load_yaml(Path(schema))).iter_errors(spec),
-                    key=lambda e: list(map(str, e.path)))
-    if errors:
-        lines = "\n  - ".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors)
-        raise StaticvecError(f"{path}: invalid {what}:\n  - {lines}")
-    return spec
-
-
 # The tagging tables' row keyword for the run's teacher, frozen, through the same tagger (the papers' BERT-base row).
 CONTEXTUAL = "contextual"
 # Row ids of the tables sheet that are not embeddings of the embeddings sheet.
@@ -219,6 +204,8 @@ def load_tables_spec(path: str | os.PathLike, root: str | os.PathLike | None = N
 
     path = Path(path)
     root = Path(root) if root is not None else Path(".")
+    from staticvec.sheets import load_sheet
+
     spec = load_sheet(path, SCHEMA, "tables sheet")
     known_ids = None if embedding_ids is None else set(embedding_ids)
     problems = []
@@ -298,7 +285,7 @@ def table_result_paths(entry: dict, pattern: str, available=None, **fields) -> d
 # ------------------------------------------------------------------ results
 
 
-def _load_result(item) -> dict:
+def load_result(item) -> dict:
     if isinstance(item, dict):
         return item
     data = json.loads(Path(item).read_text(encoding="utf-8")) if Path(item).exists() else None
@@ -402,7 +389,7 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
         for emb, items in our_results.items() if emb.endswith(RECORD_SUFFIX)
     }
     loaded = {
-        emb: [_load_result(r) for r in (items if isinstance(items, (list, tuple)) else [items])]
+        emb: [load_result(r) for r in (items if isinstance(items, (list, tuple)) else [items])]
         for emb, items in our_results.items() if not emb.endswith(RECORD_SUFFIX)
     }
     rows = list(paper.rows) + [r for r in row_map if r not in paper.rows]  # extra rows: ours only
@@ -531,7 +518,7 @@ def build_neighbours(paper_table_csv, our_results: dict, row_map: dict, meta: di
     paper = paper_table_csv if isinstance(paper_table_csv, PaperTable) else load_paper_table(paper_table_csv)
     if paper.kind != "neighbours":
         raise StaticvecError(f"{paper.path}: not a neighbours table")
-    loaded = {emb: _load_result(r[0] if isinstance(r, (list, tuple)) else r) for emb, r in our_results.items()}
+    loaded = {emb: load_result(r[0] if isinstance(r, (list, tuple)) else r) for emb, r in our_results.items()}
     records = []
     for (row, query), words in paper.neighbours.items():
         if queries and query not in queries:

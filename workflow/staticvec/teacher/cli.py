@@ -127,9 +127,9 @@ def register(subparsers) -> None:
 
 
 def _vocab(args):
-    from staticvec.corpus.vocab import Vocabulary
+    from staticvec.corpus.vocab import load_vocabulary
 
-    return Vocabulary.load(args.vocab, args.min_count, args.max_vocab)
+    return load_vocabulary(args.vocab, args.min_count, args.max_vocab)
 
 
 def _load(args, attention=False, mlm_head=None):

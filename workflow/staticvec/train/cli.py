@@ -166,14 +166,14 @@ def _record_path(args) -> Path:
 
 
 def _cli_glove(args) -> int:
-    from staticvec.cooc.cli import _load_vocab
+    from staticvec.cooc.cli import load_vocab_of
     from staticvec.cooc.store import CoocStore
     from staticvec.embeddings import Embeddings
     from staticvec.files import write_json
     from staticvec.device import resolve_device
     from staticvec.train.glove import GloveConfig, train_glove
 
-    vocab = _load_vocab(args)
+    vocab = load_vocab_of(args)
     threads = 1 if args.deterministic else args.threads
     cfg = GloveConfig(
         dim=args.dim, iterations=args.iterations, x_max=args.x_max, alpha=args.alpha, lr=args.lr,
@@ -219,7 +219,7 @@ def _cli_glove(args) -> int:
 
 
 def _cli_gensim(args) -> int:
-    from staticvec.cooc.cli import _load_vocab
+    from staticvec.cooc.cli import load_vocab_of
     from staticvec.errors import StaticvecError
     from staticvec.files import write_json
     from staticvec.train.gensim_baselines import (
@@ -228,7 +228,7 @@ def _cli_gensim(args) -> int:
 
     if not args.shards and not args.text:
         raise StaticvecError("give the training sentences with --shards and/or --text")
-    vocab = _load_vocab(args)
+    vocab = load_vocab_of(args)
     corpus = SentenceCorpus(args.shards, args.text)
     workers = 1 if args.deterministic else args.workers
     common = dict(arch=args.arch, dim=args.dim, window=args.window, negative=args.negative, sample=args.sample,

@@ -242,7 +242,7 @@ def _optional_str(text: str):
 def _cli_model2vec(args) -> int:
     import torch
 
-    from staticvec.cooc.cli import _load_vocab
+    from staticvec.cooc.cli import load_vocab_of
     from staticvec.files import write_json
     from staticvec.teacher.load import load_teacher, resolve_teacher
     from staticvec.train.cli import _record_path
@@ -257,7 +257,7 @@ def _cli_model2vec(args) -> int:
                              vocabulary=args.vocabulary, token_remove_pattern=args.token_remove_pattern,
                              quantize_to=args.quantize_to)
     torch.set_num_threads(max(1, args.threads))
-    vocab = _load_vocab(args)
+    vocab = load_vocab_of(args)
     offline = not args.online
     started = time.time()
     teacher = load_teacher(args.teacher, device=args.device, offline=offline, dtype="float32")
