@@ -46,7 +46,7 @@ rule post_retrofit:
     benchmark:
         f"{R}/benchmarks/post/{{emb}}/seed{{seed}}.tsv"
     wildcard_constraints:
-        emb=W.ids_regex("retrofit"),
+        emb=W.rule_ids("post_retrofit"),
     threads: 1
     resources:
         mem_mb=6000,
@@ -71,7 +71,7 @@ rule post_artetxe:
     benchmark:
         f"{R}/benchmarks/post/{{emb}}/seed{{seed}}.tsv"
     wildcard_constraints:
-        emb=W.ids_regex("artetxe"),
+        emb=W.rule_ids("post_artetxe"),
     threads: 2
     resources:
         mem_mb=6000,

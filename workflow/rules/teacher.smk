@@ -100,7 +100,7 @@ rule ase_embedding:
     log:
         f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
     wildcard_constraints:
-        emb=W.ids_regex("ase"),
+        emb=W.rule_ids("ase_embedding"),
     localrule: True
     conda:
         CPU_ENV
@@ -119,7 +119,7 @@ rule teacher_token_embedding:
     log:
         f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
     wildcard_constraints:
-        emb=W.ids_regex("teacher_token"),
+        emb=W.rule_ids("teacher_token_embedding"),
     threads: 1
     resources:
         mem_mb=4000,
@@ -142,7 +142,7 @@ rule teacher_word_embedding:
     log:
         f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
     wildcard_constraints:
-        emb=W.ids_regex("teacher_word"),
+        emb=W.rule_ids("teacher_word_embedding"),
     threads: 2
     resources:
         mem_mb=8000,

@@ -17,7 +17,7 @@ rule train_gensim_baseline:
     benchmark:
         f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
     wildcard_constraints:
-        emb=W.ids_regex("skipgram", "cbow", "fasttext"),
+        emb=W.rule_ids("train_gensim_baseline"),
     threads: lambda wc: W.train_threads(wc.emb)
     resources:
         mem_mb=8000,
@@ -51,7 +51,7 @@ rule train_model2vec:
     benchmark:
         f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
     wildcard_constraints:
-        emb=W.ids_regex("model2vec"),
+        emb=W.rule_ids("train_model2vec"),
     threads: lambda wc: W.params(wc.emb).get("threads", 8)
     resources:
         mem_mb=4000,

@@ -19,7 +19,7 @@ rule train_glove:
     benchmark:
         f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
     wildcard_constraints:
-        emb=W.ids_regex("glove", "semglove"),
+        emb=W.rule_ids("train_glove"),
     threads: lambda wc: W.train_threads(wc.emb)
     resources:
         mem_mb=8000,

@@ -18,7 +18,7 @@ rule train_student:
     benchmark:
         f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
     wildcard_constraints:
-        emb=W.ids_regex("x2static", "c2v"),
+        emb=W.rule_ids("train_student"),
     threads: lambda wc: W.params(wc.emb).get("threads", 1)
     resources:
         mem_mb=8000,
@@ -44,7 +44,7 @@ use rule train_student as train_bert_sg with:
         checkpoint=f"{R}/embeddings/{{emb}}/seed{{seed}}/checkpoint.pt",
         model=lambda wc, output: f"--model {output.model}",
     wildcard_constraints:
-        emb=W.ids_regex("bert_sg"),
+        emb=W.rule_ids("train_bert_sg"),
 
 
 rule bert_sg_attention:
@@ -60,7 +60,7 @@ rule bert_sg_attention:
     log:
         f"{R}/logs/train/{{emb}}/seed{{seed}}.attention.log",
     wildcard_constraints:
-        emb=W.ids_regex("bert_sg"),
+        emb=W.rule_ids("train_bert_sg"),
     threads: 1
     resources:
         mem_mb=4000,

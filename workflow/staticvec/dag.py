@@ -12,9 +12,9 @@ import json
 import os
 import shlex
 
+from staticvec.methods import REGISTRY
 from staticvec.train.cli import glove_training_params, method_flags
 
-STUDENT_COMMANDS = {"x2static": "x2static", "bert_sg": "bert-sg", "c2v": "c2v"}
 STUDENT_WORKFLOW_KEYS = ("threads", "checkpoint_every")  # a method block's keys that steer the workflow, not the trainer
 GLOVE_NOT_FLAGS = ("window", "variant", "threads")  # an entry's keys that pick the store or the job, not glove flags
 
@@ -67,7 +67,7 @@ class RuleFunctions:
         return method_flags("glove", {k: v for k, v in params.items() if k not in GLOVE_NOT_FLAGS})
 
     def gensim_command(self, wildcards) -> str:
-        return "fasttext" if self.W.spec(wildcards.emb).method == "fasttext" else "word2vec"
+        return REGISTRY[self.W.spec(wildcards.emb).method].command
 
     def gensim_flags(self, wildcards) -> str:
         spec = self.W.spec(wildcards.emb)
@@ -86,7 +86,7 @@ class RuleFunctions:
         }
 
     def student_command(self, wildcards) -> str:
-        return STUDENT_COMMANDS[self.W.spec(wildcards.emb).method]
+        return REGISTRY[self.W.spec(wildcards.emb).method].command
 
     def student_args(self, wildcards) -> str:
         """The entry's resolved parameters as JSON (the trainer builds its dataclass from them), and the job's flags."""

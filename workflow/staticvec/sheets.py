@@ -20,25 +20,10 @@ from pathlib import Path
 
 from staticvec.config import ConfigError, deep_merge, load_yaml
 from staticvec.errors import StaticvecError
+from staticvec.methods import REGISTRY
 
-# Methods and where their hyper-parameter defaults live in the config (None: no config block).
-METHODS = {
-    "glove": "glove",
-    "semglove": "semglove",
-    "skipgram": "skipgram",
-    "cbow": "cbow",
-    "fasttext": "fasttext",
-    "x2static": "x2static",
-    "bert_sg": "bert_sg",
-    "c2v": "c2v",
-    "model2vec": "model2vec",
-    "teacher_token": None,
-    "teacher_word": None,
-    "ase": "ase",
-    "retrofit": None,
-    "artetxe": None,
-    "external": None,
-}
+# Methods and where their hyper-parameter defaults live in the config (None: no config block): the registry's.
+METHODS = {name: method.config_block for name, method in REGISTRY.items()}
 # Parameters every entry may set, whatever the method.
 COMMON_PARAMS = {"fraction", "teacher"}
 ID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -58,7 +43,7 @@ class EmbeddingSpec:
     @property
     def seeded(self) -> bool:
         """Whether the method depends on a random seed (deterministic baselines do not)."""
-        return self.method not in {"teacher_token", "teacher_word", "ase", "artetxe", "external", "model2vec"}
+        return REGISTRY[self.method].seeded
 
 
 @dataclass(frozen=True)
@@ -306,7 +291,7 @@ def _param_problems(spec: EmbeddingSpec, config: dict) -> list[str]:
 
 
 def _uses_teacher(method: str) -> bool:
-    return method in {"semglove", "x2static", "bert_sg", "c2v", "teacher_token", "teacher_word", "ase", "model2vec"}
+    return REGISTRY[method].uses_teacher
 
 
 def load_sheet(path: str | os.PathLike, schema: str | os.PathLike, what: str) -> dict:

@@ -351,6 +351,13 @@ class Workflow:
         ids = [e for m in methods for e in self.sheet.ids(m)]
         return "|".join(re.escape(e) for e in sorted(ids, key=len, reverse=True)) or "(?!)"
 
+    def rule_ids(self, rule: str) -> str:
+        """Wildcard constraint of a rule that builds embeddings: the sheet ids of the methods the
+        registry (staticvec.methods) assigns to it."""
+        from staticvec.methods import methods_of_rule
+
+        return self.ids_regex(*methods_of_rule(rule))
+
     def emb_shard_ids(self, emb: str) -> list[str]:
         """The corpus shards an embedding is trained on (its fraction of the corpus)."""
         return self.shard_ids(self.spec(emb).fraction)

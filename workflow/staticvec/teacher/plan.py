@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 
 from staticvec.errors import StaticvecError
+from staticvec.methods import student_methods
 from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher
 
 
@@ -252,7 +253,7 @@ class TeacherPlan:
         if sheet is not None:
             for eid in sheet.ids():
                 spec = sheet[eid]
-                if spec.method in ("bert_sg", "c2v", "x2static"):
+                if spec.method in student_methods():
                     add(spec.teacher, self.student_feature_set(spec.method, spec.params), eid)
                 elif spec.method == "semglove" and sc:
                     add(sc.get("teacher"), sc["feature_set"], eid)
@@ -264,7 +265,7 @@ class TeacherPlan:
             for method in ("bert_sg", "c2v", "x2static sentence"):
                 add(None, "sentence", method)
             add(None, "paragraph", "x2static paragraph")
-            if ase_set and self.tc.get("baselines", {}).get("ase"):
+            if ase_set:
                 add(None, ase_set, "ase")
         out = []
         for (teacher, fset), who in sorted(readers.items()):

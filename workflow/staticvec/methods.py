@@ -1,0 +1,52 @@
+"""The method registry: every method an entry of the embeddings sheet may name, and what the
+workflow needs to know of it — where its defaults live in the config, whether it depends on a
+random seed, whether it reads a teacher, which rule builds it and, for the distillation students,
+their ``staticvec train`` command.
+
+Adding a method is one entry here, its module (a trainer with a CLI command) and a sheet row; the
+sheet loader, the seeds, the rules' wildcard constraints and the teacher plan read this table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    config_block: str | None  # methods.<block> holds its hyper-parameter defaults (None: none)
+    seeded: bool  # depends on a random seed (trains once per seed)
+    uses_teacher: bool  # reads a contextual teacher (the config's default one unless the entry names one)
+    rule: str  # the rule that builds its embeddings
+    student: bool = False  # a distillation student reading the teacher's stored features
+    command: str | None = None  # its `staticvec train <command>` where the rule runs several methods
+
+
+REGISTRY: dict[str, Method] = {m.name: m for m in [
+    Method("glove", "glove", seeded=True, uses_teacher=False, rule="train_glove"),
+    Method("semglove", "semglove", seeded=True, uses_teacher=True, rule="train_glove"),
+    Method("skipgram", "skipgram", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="word2vec"),
+    Method("cbow", "cbow", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="word2vec"),
+    Method("fasttext", "fasttext", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="fasttext"),
+    Method("x2static", "x2static", seeded=True, uses_teacher=True, rule="train_student", student=True,
+           command="x2static"),
+    Method("bert_sg", "bert_sg", seeded=True, uses_teacher=True, rule="train_bert_sg", student=True, command="bert-sg"),
+    Method("c2v", "c2v", seeded=True, uses_teacher=True, rule="train_student", student=True, command="c2v"),
+    Method("model2vec", "model2vec", seeded=False, uses_teacher=True, rule="train_model2vec"),
+    Method("teacher_token", None, seeded=False, uses_teacher=True, rule="teacher_token_embedding"),
+    Method("teacher_word", None, seeded=False, uses_teacher=True, rule="teacher_word_embedding"),
+    Method("ase", "ase", seeded=False, uses_teacher=True, rule="ase_embedding"),
+    Method("retrofit", None, seeded=True, uses_teacher=False, rule="post_retrofit"),  # as random as its base
+    Method("artetxe", None, seeded=False, uses_teacher=False, rule="post_artetxe"),
+    Method("external", None, seeded=False, uses_teacher=False, rule="external"),
+]}
+
+
+def methods_of_rule(rule: str) -> list[str]:
+    """The methods whose embeddings a rule builds (its wildcard constraint)."""
+    return [m.name for m in REGISTRY.values() if m.rule == rule]
+
+
+def student_methods() -> list[str]:
+    return [m.name for m in REGISTRY.values() if m.student]
