@@ -277,3 +277,22 @@ def test_progress_has_a_total_and_a_resumed_job_starts_at_its_finished_parts(ber
     first, resumed = bars
     assert first.k["total"] == resumed.k["total"] == 20  # the shard's training sentences: an ETA from the start
     assert 0 < first.n == resumed.k["initial"] < 20 and resumed.n == 20  # parts end at paragraph ends
+
+
+def test_format_1_features_are_read_but_their_ase_sums_refused(bert, tmp_path):
+    import json
+
+    shard = small_shard(tmp_path / "s.tsv.gz")
+    spec = FeatureSpec(layers=(-1,), ase=True)
+    write_shard_features(bert, shard, tmp_path / "f", spec, small_vocab(), part_sentences=8, progress=False)
+    meta = json.loads((tmp_path / "f" / "features.json").read_text())
+    meta["format"] = 1  # a store written before the sparse ASE sums
+    (tmp_path / "f" / "features.json").write_text(json.dumps(meta))
+    store = FeatureStore(tmp_path / "f")
+    assert sum(len(p["word_ids"]) for p in store.parts()) == store.meta["words"]
+    with pytest.raises(Exception, match="format 1"):
+        store.ase()
+    meta["format"] = 0
+    (tmp_path / "f" / "features.json").write_text(json.dumps(meta))
+    with pytest.raises(Exception, match="feature format 0"):
+        FeatureStore(tmp_path / "f")

@@ -38,6 +38,7 @@ from staticvec.teacher.features import FeatureExtractor, FeatureSpec, iter_parts
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 2  # 2: ASE sums of the words met only, layer-major in ase_sums.npy
+READABLE_FORMATS = (1, 2)  # format 1 differs only in its ASE sums, which ase() refuses
 
 
 def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
@@ -237,8 +238,9 @@ class FeatureStore:
         if not sidecar.exists():
             raise InputFileError(sidecar, "no features here (the shard's teacher pass has not finished)")
         self.meta = read_json(sidecar)
-        if self.meta.get("format") != FORMAT_VERSION:
-            raise InputFileError(sidecar, f"feature format {self.meta.get('format')} (expected {FORMAT_VERSION})")
+        if self.meta.get("format") not in READABLE_FORMATS:
+            raise InputFileError(sidecar, f"feature format {self.meta.get('format')} (expected one of "
+                                          f"{', '.join(map(str, READABLE_FORMATS))})")
 
     @property
     def spec(self) -> FeatureSpec:
@@ -253,6 +255,9 @@ class FeatureStore:
         """word_ids, counts, layers and sums (layers+1, n, d), the sums memory-mapped (not read)."""
         if not self.meta.get("ase"):
             raise InputFileError(self.dir / "features.json", "these features hold no ASE sums")
+        if self.meta["format"] < 2:
+            raise InputFileError(self.dir / "features.json", "ASE sums of feature format 1 (dense, cut to the most "
+                                 "frequent words): run this shard's teacher pass again")
         state = _load_npz(self.dir / self.meta["ase"])
         path = self.dir / self.meta["ase_sums"]
         try:
