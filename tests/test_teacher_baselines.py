@@ -99,9 +99,9 @@ def test_ase_covers_every_vocabulary_word_and_the_extra_words(bert, tmp_path):
         called.append(list(words))
         return baselines.WordAlone(bert, words, (0, 1, 2), scratch=tmp_path, part_words=2)
 
-    tables = dict(baselines.ase_embeddings(stores, vocab, fallback=fallback, extra_words=["zebra", "cat", "zebra"],
-                                           block_words=5))
-    assert called == [never + ["zebra"]]  # the word-alone pass runs only for the words that need it
+    tables = dict(baselines.ase_embeddings(stores, vocab, fallback=fallback,
+                                           extra_words=["zebra", "cat", "zebra", "new york", ""], block_words=5))
+    assert called == [never + ["zebra", "new york", ""]]  # the word-alone pass runs only for the words that need it
     emb = tables[2]
     assert emb.words == list(vocab.words) + ["zebra"]  # every vocabulary word, then the extra ones
     by_block = dict(baselines.ase_embeddings(stores, vocab, layers=[2], block_words=10**6))[2]

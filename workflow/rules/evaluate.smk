@@ -13,7 +13,7 @@
 import re
 import shlex
 
-from staticvec.evaluate.intrinsic import cli_options, multi_cli_options
+from staticvec.evaluate.intrinsic import cli_options
 
 
 for _protocols, _embeddings in W.intrinsic_groups().items():
@@ -30,6 +30,8 @@ for _protocols, _embeddings in W.intrinsic_groups().items():
             f"{R}/logs/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(_protocols)}.log",
         benchmark:
             f"{R}/benchmarks/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(_protocols)}.tsv"
+        params:
+            options=RF.intrinsic_options(_protocols),  # a function bound to this group (the loop variable is not)
         wildcard_constraints:
             emb="|".join(re.escape(e) for e in _embeddings),
         threads: 1
@@ -39,9 +41,7 @@ for _protocols, _embeddings in W.intrinsic_groups().items():
         conda:
             CPU_ENV
         shell:
-            "staticvec evaluate {input.vectors} --threads {threads} "
-            + " ".join(multi_cli_options(config, {p: f"{{output.{p}}}" for p in _protocols}))
-            + " > {log} 2>&1"
+            "staticvec evaluate {input.vectors} --threads {threads} {params.options} > {log} 2>&1"
 
     workflow.ruleorder("evaluate_intrinsic_" + "_".join(_protocols), "evaluate_intrinsic")  # one job per embedding
 

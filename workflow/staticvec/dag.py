@@ -97,6 +97,19 @@ class RuleFunctions:
             "--checkpoint-every", str(params.get("checkpoint_every", 600)), "--device", self.device,
         ]) + " " + self.W.dev_curve_args(wildcards.emb)
 
+    # ------------------------------------------------------------ evaluation
+    def intrinsic_options(self, protocols):
+        """The params function of the job scoring ``protocols`` of one embedding: every protocol's view
+        and result file (the rule's outputs, named by protocol) and the shared options."""
+        from staticvec.evaluate.intrinsic import multi_cli_options
+
+        protocols = tuple(protocols)
+
+        def options(wildcards, output) -> str:
+            return shlex.join(multi_cli_options(self.config, {p: getattr(output, p) for p in protocols}))
+
+        return options
+
     # ------------------------------------------------------------ post-processing
     def post_base(self, wildcards) -> str:
         return self.W.embedding(self.W.spec(wildcards.emb).base, wildcards.seed)

@@ -81,13 +81,16 @@ class WordAlone:
         self.table = np.lib.format.open_memmap(self.path, mode="w+", dtype=np.float32,
                                                shape=(len(self.layers), len(words), teacher.hidden_size))
         has = np.zeros(len(words), dtype=bool)
-        for a in range(0, len(words), part_words):
-            chunk = [[w] for w in words[a:a + part_words]]
+        # a "word" with white space in it (an evaluation set's phrase) is not one input word: no vector
+        single = np.flatnonzero([bool(w) and not any(c.isspace() for c in w) for w in words])
+        for a in range(0, len(single), part_words):
+            rows = single[a:a + part_words]
+            chunk = [[words[r]] for r in rows]
             arrays = extractor.extract(Part(0, sentences=chunk, records=list(range(len(chunk))),
                                             paragraphs=list(range(len(chunk)))))
-            has[a:a + len(chunk)] = arrays["word_pieces"] > 0
+            has[rows] = arrays["word_pieces"] > 0
             for i, layer in enumerate(self.layers):
-                self.table[i, a:a + len(chunk)] = arrays[f"word_vectors.{layer}"]
+                self.table[i, rows] = arrays[f"word_vectors.{layer}"]
         self.index = {w: i for i, w in enumerate(words) if has[i]}
         if len(self.index) < len(words):
             log.warning("word alone: %d word(s) have no piece and no vector, left out", len(words) - len(self.index))
