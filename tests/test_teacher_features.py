@@ -296,3 +296,22 @@ def test_format_1_features_are_read_but_their_ase_sums_refused(bert, tmp_path):
     (tmp_path / "f" / "features.json").write_text(json.dumps(meta))
     with pytest.raises(Exception, match="feature format 0"):
         FeatureStore(tmp_path / "f")
+
+
+def test_shards_written_before_a_new_spec_field_still_train_with_newer_ones(bert, tmp_path):
+    import json
+
+    from staticvec.train.teacher_blocks import StoredFeatures
+
+    spec = FeatureSpec(layers=(-1,), sentence_vectors=True)
+    for k in range(2):
+        shard = small_shard(tmp_path / f"s{k}.tsv.gz")
+        write_shard_features(bert, shard, tmp_path / f"f{k}", spec, small_vocab(), part_sentences=8, progress=False)
+    meta = json.loads((tmp_path / "f1" / "features.json").read_text())
+    del meta["spec"]["mlm_masking"]  # written before the field existed: its default
+    (tmp_path / "f1" / "features.json").write_text(json.dumps(meta))
+    StoredFeatures([tmp_path / "f0", tmp_path / "f1"], ["word_vectors"])
+    meta["spec"]["sentence_vectors"] = False  # a real difference is still refused
+    (tmp_path / "f1" / "features.json").write_text(json.dumps(meta))
+    with pytest.raises(Exception, match="spec differs"):
+        StoredFeatures([tmp_path / "f0", tmp_path / "f1"], ["word_vectors"])
