@@ -419,7 +419,7 @@ def stored_parts(features: Sequence[str | os.PathLike], vocab=None, vocab_path=N
     first = stores[0].meta
     for s in stores:
         check_features(s.meta, s.dir / "features.json", vocab, vocab_path)
-        if s.meta["spec"] != first["spec"] or s.meta["teacher"]["name"] != first["teacher"]["name"]:
+        if s.spec != stores[0].spec or s.meta["teacher"]["name"] != first["teacher"]["name"]:  # as FeatureSpec: defaults fill new fields
             raise InputFileError(s.dir / "features.json", f"features computed with other settings than {stores[0].dir}")
 
     def parts():
