@@ -35,3 +35,21 @@ def test_written_files_get_the_umask_mode_not_mkstemps_0600(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == plain.stat().st_mode & 0o777 == 0o644
+
+
+def test_utf8_lines_of_plain_and_compressed_files_name_the_bad_line(tmp_path):
+    import gzip
+
+    from staticvec.errors import InputFileError
+    from staticvec.files import iter_utf8_lines
+
+    plain = tmp_path / "a.txt"
+    plain.write_bytes("a b\r\nc\n".encode() + b"\xff\n")
+    lines = iter_utf8_lines(plain)
+    assert next(lines) == (1, "a b") and next(lines) == (2, "c")
+    with pytest.raises(InputFileError, match="line 3"):
+        next(lines)
+    packed = tmp_path / "b.txt.gz"
+    packed.write_bytes(gzip.compress("x\n".encode() * 1000)[:-20])  # cut: a truncated download
+    with pytest.raises(InputFileError, match="truncated"):
+        list(iter_utf8_lines(packed))

@@ -57,6 +57,23 @@ def open_any(path: str | os.PathLike, mode: str = "rt", encoding: str = "utf-8",
     return opener(path, mode, encoding=encoding, **kwargs)
 
 
+def iter_utf8_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """(line number, text without its line end) of a UTF-8 file, plain or compressed: invalid bytes, or a
+    truncated compressed file, are an error naming the file (and the line)."""
+    from staticvec.errors import InputFileError
+
+    with open_any(path, "rb") as fh:
+        try:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputFileError(path, f"invalid UTF-8 ({exc.reason} at byte {exc.start})", lineno) from None
+                yield lineno, text.rstrip("\r\n")
+        except (EOFError, OSError) as exc:
+            raise InputFileError(path, f"corrupt or truncated file ({exc})") from None
+
+
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` on success.

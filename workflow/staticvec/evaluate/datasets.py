@@ -107,13 +107,9 @@ class CategorizationData:
 
 def _read_lines(path: Path):
     """Yield (line number, text without line end) of a UTF-8 file, naming bad bytes by line."""
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputFileError(path, f"invalid UTF-8 ({exc.reason} at byte {exc.start})", lineno) from None
-            yield lineno, text.rstrip("\r\n")
+    from staticvec.files import iter_utf8_lines
+
+    yield from iter_utf8_lines(path)
 
 
 def _number(path: Path, text: str, lineno: int, what: str) -> float:

@@ -24,7 +24,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from staticvec.errors import InputFileError
-from staticvec.files import atomic_open, open_any
+from staticvec.files import atomic_open, iter_utf8_lines
 
 Lexicon = dict  # head word -> list of neighbour words (ordered, without repeats)
 
@@ -55,23 +55,15 @@ def read_lexicon(path: str | os.PathLike, duplicate_heads: str = "merge", normal
         raise InputFileError(path, "lexicon file not found")
     lexicon: Lexicon = {}
     norm = norm_word if normalize else (lambda w: w)
-    with open_any(path, "rb") as fh:
-        try:
-            for lineno, raw in enumerate(fh, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputFileError(path, f"invalid UTF-8 ({exc.reason} at byte {exc.start})", lineno) from None
-                words = line.split()
-                if not words:
-                    continue
-                head = norm(words[0])
-                neighbours = [norm(w) for w in words[1:]]
-                if duplicate_heads == "merge" and head in lexicon:
-                    neighbours = lexicon[head] + neighbours
-                lexicon[head] = list(dict.fromkeys(neighbours))
-        except (EOFError, OSError) as exc:
-            raise InputFileError(path, f"corrupt or truncated file ({exc})") from None
+    for _, line in iter_utf8_lines(path):
+        words = line.split()
+        if not words:
+            continue
+        head = norm(words[0])
+        neighbours = [norm(w) for w in words[1:]]
+        if duplicate_heads == "merge" and head in lexicon:
+            neighbours = lexicon[head] + neighbours
+        lexicon[head] = list(dict.fromkeys(neighbours))
     return lexicon
 
 
