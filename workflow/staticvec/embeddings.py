@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from staticvec.errors import InputFileError
-from staticvec.files import atomic_open, atomic_path, open_any
+from staticvec.files import atomic_open, atomic_path, open_any, iter_utf8_lines
 
 FORMATS = ("word2vec", "glove", "binary", "npy")
 
@@ -212,44 +212,36 @@ def _load_text(path: Path, header: bool, max_words: int | None) -> Embeddings:
     rows: list[np.ndarray] = []
     seen: dict[str, int] = {}
     count, dim = None, None
-    with open_any(path, "rb") as fh:
+    for lineno, line in iter_utf8_lines(path):  # bad bytes and truncated files: errors naming them
+        if lineno == 1 and header:
+            count, dim = _parse_header(path, line)
+            continue
+        line = line.rstrip(" ")
+        if not line:
+            raise InputFileError(path, "empty line", lineno)
+        if max_words is not None and len(words) >= max_words:
+            break
+        word, _, rest = line.partition(" ")
+        if not word:
+            raise InputFileError(path, "line starts with a space: empty word", lineno)
+        values = rest.split(" ")
+        if dim is None:
+            dim = len(values)
+        if len(values) != dim:
+            raise InputFileError(path, f"expected {dim} values after the word {word!r}, found {len(values)}", lineno)
         try:
-            for lineno, raw in enumerate(fh, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputFileError(path, f"invalid UTF-8 ({exc.reason} at byte {exc.start})", lineno) from None
-                if lineno == 1 and header:
-                    count, dim = _parse_header(path, line)
-                    continue
-                line = line.rstrip("\r\n").rstrip(" ")
-                if not line:
-                    raise InputFileError(path, "empty line", lineno)
-                if max_words is not None and len(words) >= max_words:
-                    break
-                word, _, rest = line.partition(" ")
-                if not word:
-                    raise InputFileError(path, "line starts with a space: empty word", lineno)
-                values = rest.split(" ")
-                if dim is None:
-                    dim = len(values)
-                if len(values) != dim:
-                    raise InputFileError(path, f"expected {dim} values after the word {word!r}, found {len(values)}", lineno)
-                try:
-                    row = np.asarray(values, dtype=np.float32)
-                except ValueError:
-                    bad = next(v for v in values if not _is_float(v))
-                    raise InputFileError(path, f"non-numeric value {bad!r} for word {word!r}", lineno) from None
-                if not np.isfinite(row).all():
-                    bad = values[int(np.argmin(np.isfinite(row)))]
-                    raise InputFileError(path, f"non-finite value {bad!r} for word {word!r}", lineno)
-                if word in seen:
-                    raise InputFileError(path, f"duplicate word {word!r} (first on line {seen[word]})", lineno)
-                seen[word] = lineno
-                words.append(word)
-                rows.append(row)
-        except (EOFError, OSError) as exc:
-            raise InputFileError(path, f"corrupt or truncated file ({exc})") from None
+            row = np.asarray(values, dtype=np.float32)
+        except ValueError:
+            bad = next(v for v in values if not _is_float(v))
+            raise InputFileError(path, f"non-numeric value {bad!r} for word {word!r}", lineno) from None
+        if not np.isfinite(row).all():
+            bad = values[int(np.argmin(np.isfinite(row)))]
+            raise InputFileError(path, f"non-finite value {bad!r} for word {word!r}", lineno)
+        if word in seen:
+            raise InputFileError(path, f"duplicate word {word!r} (first on line {seen[word]})", lineno)
+        seen[word] = lineno
+        words.append(word)
+        rows.append(row)
     if header and count is None:
         raise InputFileError(path, "empty file: no header")
     if header and max_words is None and len(words) != count:
