@@ -65,13 +65,15 @@ def test_feature_flags_parse_back_into_the_cli(config):
 def test_ase_fallback_and_evaluation_words_only_on_the_whole_corpus(config):
     import argparse
 
-    plan = TeacherPlan(config)
+    on = copy.deepcopy(config)
+    on["teacher"]["ase"]["evaluation_words"] = True  # paper.yaml (the laptop default leaves it off)
+    plan = TeacherPlan(on)
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))
     n = plan.n_shards
 
-    def ase_args(k):
-        return parser.parse_args(["teacher", "baseline", "ase", *shlex.split(plan.ase_args("minilm", k)),
+    def ase_args(k, p=plan):
+        return parser.parse_args(["teacher", "baseline", "ase", *shlex.split(p.ase_args("minilm", k)),
                                   "--vocab", "v", "--out", "o"])
 
     whole = ase_args(n)
@@ -79,9 +81,9 @@ def test_ase_fallback_and_evaluation_words_only_on_the_whole_corpus(config):
     assert whole.evaluation_tasks == config["evaluation"]["tasks"] and plan.ase_uses_evaluation_words(n)
     part = ase_args(1)  # a fraction is cut to its own vocabulary: every word of it is met, no fallback needed
     assert not part.fallback_word and part.evaluation_data is None and not plan.ase_uses_evaluation_words(1)
-    off = copy.deepcopy(config)
-    off["teacher"]["ase"]["evaluation_words"] = False
-    assert TeacherPlan(off).ase_args("minilm", n).count("--evaluation-data") == 0
+    default = ase_args(n, TeacherPlan(config))
+    assert default.fallback_word and default.evaluation_data is None
+    assert not TeacherPlan(config).ase_uses_evaluation_words(n)
 
 
 def test_each_pass_serves_only_readers_that_need_it(config):

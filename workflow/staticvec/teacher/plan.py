@@ -186,7 +186,7 @@ class TeacherPlan:
     def ase_uses_evaluation_words(self, k: int) -> bool:
         """The whole corpus's ASE also embeds the evaluation words outside the vocabulary (word alone)."""
         ase = self.tc.get("ase", {})
-        return k == self.n_shards and bool(ase.get("fallback_word")) and bool(ase.get("evaluation_words", True))
+        return k == self.n_shards and bool(ase.get("fallback_word")) and bool(ase.get("evaluation_words", False))
 
     def ase_args(self, teacher: str, k: int) -> str:
         """`baseline ase` flags over the first k shards. Only the whole corpus needs the word-alone
