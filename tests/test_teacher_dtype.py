@@ -26,8 +26,30 @@ torch.set_num_threads(1)
     (set(), "float32"),
 ])
 def test_auto_picks_bf16_only_on_cpus_that_compute_it(flags, expected):
-    name, why = resolve_dtype("cpu", "auto", flags)
+    name, why = resolve_dtype("cpu", "auto", flags, speedup=2.9)  # a fast bf16 matmul (Zen 5)
     assert name == expected and why
+
+
+def test_auto_keeps_fp32_where_native_bf16_measures_slower():
+    # an Intel Xeon with avx512_bf16 and no AMX measured 0.7x fp32 (benchmarks/README.md)
+    name, why = resolve_dtype("cpu", "auto", {"avx512f", "avx512_bf16"}, speedup=0.7)
+    assert name == "float32" and "0.70x" in why
+
+
+def test_bf16_speedup_is_measured_once_per_machine(tmp_path, monkeypatch):
+    from staticvec.teacher import load
+
+    calls = []
+    monkeypatch.setattr(load, "bf16_matmul_speedup", lambda: calls.append(1) or 1.8)
+    assert load.measured_bf16_speedup(tmp_path) == 1.8 and load.measured_bf16_speedup(tmp_path) == 1.8
+    assert calls == [1]  # the second job reads the cache: every shard of a run takes the same dtype
+    assert len(list((tmp_path / "staticvec").glob("bf16-speedup-*.json"))) == 1
+
+
+def test_bf16_matmul_speedup_is_a_positive_ratio():
+    from staticvec.teacher.load import bf16_matmul_speedup
+
+    assert bf16_matmul_speedup(threads=1, repeats=1) > 0
 
 
 def test_forced_dtypes_and_errors():
