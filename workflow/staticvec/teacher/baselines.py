@@ -103,13 +103,15 @@ class WordAlone:
         self.path.unlink(missing_ok=True)
 
 
-def ase_state(stores, n_words: int) -> dict[str, np.ndarray]:
+def ase_state(stores, n_words: int) -> dict:
     """Occurrence counts per vocabulary id over several shards' features, the words listed for ASE
-    (every one unless the pass was given a list), and the hidden-state layers; sums stay on disk."""
+    (every one unless the pass was given a list), the hidden-state layers, and each shard's own state
+    (``shards``: its word ids and memory-mapped sums, which stay on disk)."""
     counts = np.zeros(n_words, dtype=np.int64)
-    listed, layers = None, None
+    listed, layers, shards = None, None, []
     for store in stores:
         state = store.ase()
+        shards.append(state)
         ids = state["word_ids"]
         if len(ids) and ids.max() >= n_words:
             raise InputFileError(store.dir / "ase.npz", f"word id {ids.max()} beyond the vocabulary ({n_words} words)")
@@ -120,7 +122,7 @@ def ase_state(stores, n_words: int) -> dict[str, np.ndarray]:
             raise InputFileError(store.dir / "ase.npz", "ASE word list or layers differ from the first shard's")
     if layers is None:
         raise ValueError("no feature stores given")
-    return {"counts": counts, "word_list": listed, "layers": layers}
+    return {"counts": counts, "word_list": listed, "layers": layers, "shards": shards}
 
 
 def ase_embeddings(stores, vocab, layers: Sequence[int] | None = None, fallback=None,
@@ -157,11 +159,11 @@ def ase_embeddings(stores, vocab, layers: Sequence[int] | None = None, fallback=
     position[rows] = np.arange(len(rows))
     words = [vocab.words[i] for i in rows] + extra
     word_counts = [int(counts[i]) for i in rows] + [0] * len(extra)
-    sums = [store.ase() for store in stores]
+    sums = state["shards"]
+    width = sums[0]["sums"].shape[2]
     try:
         for layer in chosen:
             at = all_layers.index(layer)
-            width = sums[0]["sums"].shape[2]
             table = np.empty((len(words), width), dtype=np.float32)
             for a in range(0, len(vocab), block_words):
                 b = min(len(vocab), a + block_words)

@@ -241,34 +241,33 @@ def _baseline(args) -> int:
     if not args.features:
         raise StaticvecError("baseline ase: give the shards' features with --features")
     stores = [FeatureStore(f) for f in args.features]
+    import tempfile
+
     fallback, extra = None, []
     if args.evaluation_data and not args.fallback_word:
         raise StaticvecError("baseline ase: --evaluation-data embeds words alone: it needs --fallback-word")
-    if args.fallback_word:
-        import tempfile
-
-        n = stores[0].meta["teacher"]["layers"]
-        out.mkdir(parents=True, exist_ok=True)
-        scratch = tempfile.mkdtemp(prefix=".word-alone-", dir=out)
-
-        def fallback(words):
-            return baselines.WordAlone(teacher, words, list(range(n + 1)), args.special_tokens, args.batch_tokens,
-                                       scratch)
     if args.evaluation_data:
         from staticvec.evaluate.datasets import datasets_for, evaluation_words
 
         extra = evaluation_words(datasets_for(args.evaluation_tasks), args.evaluation_data,
                                  args.lowercase_evaluation_words)
-    tables = baselines.ase_embeddings(stores, vocab, None if args.layers in (None, "all") else args.layers,
-                                      fallback, extra)
+    out.mkdir(parents=True, exist_ok=True)
     files = {}
-    for layer, emb in tables:
-        name = f"layer-{layer:02d}{_suffix(args.format)}"
-        emb.save(out / name, args.format)
-        files[str(layer)] = name
-        rows = len(emb)
-    if args.fallback_word:
-        Path(scratch).rmdir()
+    # the word-alone fallback's scratch file lives beside the outputs and goes with the directory, failed or not
+    with tempfile.TemporaryDirectory(prefix=".word-alone-", dir=out) as scratch:
+        if args.fallback_word:
+            n = stores[0].meta["teacher"]["layers"]
+
+            def fallback(words):
+                return baselines.WordAlone(teacher, words, list(range(n + 1)), args.special_tokens,
+                                           args.batch_tokens, scratch)
+        tables = baselines.ase_embeddings(stores, vocab, None if args.layers in (None, "all") else args.layers,
+                                          fallback, extra)
+        for layer, emb in tables:
+            name = f"layer-{layer:02d}{_suffix(args.format)}"
+            emb.save(out / name, args.format)
+            files[str(layer)] = name
+            rows = len(emb)
     report = baselines.ase_report(stores, vocab) | {
         "files": files, "fallback_word": args.fallback_word, "rows": rows,
         "evaluation_words": len(extra), "evaluation_words_outside_vocabulary": sum(w not in vocab.index for w in extra),

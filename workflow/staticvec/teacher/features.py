@@ -471,7 +471,9 @@ class FeatureExtractor:
                 copy_rows, copy_words = b_idx, None
             local_t = torch.as_tensor(local, device=ids.device)
             states = torch.empty(len(b_idx), last.shape[-1], dtype=last.dtype, device=last.device)
-            for s in range(0, len(copy_rows), per):
+            by_copy = np.argsort(copy_of_piece, kind="stable")  # the pieces of copies s..s+per: one slice
+            bounds = np.searchsorted(copy_of_piece[by_copy], np.arange(0, len(copy_rows) + per, per))
+            for c, s in enumerate(range(0, len(copy_rows), per)):
                 bb = torch.as_tensor(copy_rows[s:s + per], device=ids.device)
                 copy = ids[bb].clone()
                 if copy_words is None:
@@ -480,7 +482,7 @@ class FeatureExtractor:
                     word = torch.as_tensor(copy_words[s:s + per], device=ids.device)
                     copy[local_t[bb] == word[:, None]] = teacher.mask_id
                 res = teacher.forward(copy, mask[bb], hidden_states=False, attentions=False)
-                pieces = np.flatnonzero((copy_of_piece >= s) & (copy_of_piece < s + per))
+                pieces = by_copy[bounds[c]:bounds[c + 1]]
                 rows = torch.as_tensor(copy_of_piece[pieces] - s, device=ids.device)
                 cols = torch.as_tensor(p_idx[pieces], device=ids.device)
                 states[torch.as_tensor(pieces, device=last.device)] = res.last_hidden_state[rows, cols].to(states.dtype)
