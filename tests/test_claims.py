@@ -276,7 +276,7 @@ def test_schema_and_plan_time_checks_name_the_sheet_and_the_claim(tmp_path):
 
 def test_the_sheet_plans_with_the_default_config_and_seeds_follow_the_claims():
     from staticvec.config import load_yaml
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     config = load_yaml("config/config.yaml")
     w = Workflow({**config, "seeds": [1, 2, 3]})

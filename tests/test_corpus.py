@@ -321,7 +321,7 @@ def test_a_corpus_fraction_trains_on_its_own_vocabulary():
     from pathlib import Path
 
     from staticvec.config import load_config
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     repo = Path(__file__).resolve().parents[1]
     w = Workflow(load_config([repo / "config" / "config.yaml"]), repo)

@@ -91,7 +91,7 @@ def test_part_ranges_cover_every_stream_once_in_balanced_contiguous_ranges():
 def test_paper_config_plans_one_bounded_job_per_dump_part(repo_root, tmp_path):
     from staticvec.config import load_config
     from staticvec.errors import StaticvecError
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     config = load_config([repo_root / "config/config.yaml", repo_root / "config/paper.yaml"])
     w = Workflow(config, repo_root)

@@ -19,7 +19,7 @@ import pytest
 
 from staticvec.config import load_config
 from staticvec.resources import find_in_mirror
-from staticvec.workflow import Workflow
+from staticvec.dag.workflow import Workflow
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden"

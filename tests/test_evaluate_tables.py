@@ -96,7 +96,7 @@ def test_extrinsic_column_keys_are_checked(tmp_path, source, good, typo):
 
 def test_shipped_tables_sheet_names_only_embeddings_of_the_shipped_sheet():
     from staticvec.config import load_config
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     config = load_config([ROOT / "config/config.yaml"])
     assert Workflow(config, ROOT).tables  # raises on an unknown row id
@@ -190,7 +190,7 @@ def test_table_cli_and_input_paths(tmp_path):
 
 def test_tagging_tables_read_the_teachers_contextual_row_when_configured():
     from staticvec.config import load_config
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     config = load_config(["config/config.yaml"])
     w = Workflow(config)
@@ -207,7 +207,7 @@ def test_intrinsic_groups_cover_every_result_the_sheets_read_once():
     import re
 
     from staticvec.config import load_config
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     w = Workflow(load_config(["config/config.yaml"]))
     groups = w.intrinsic_groups()

@@ -228,7 +228,7 @@ def test_figure_2a_trains_fewer_than_300_dimensions_for_50_iterations():
 
     from staticvec.config import load_config
     from staticvec.train.cli import glove_training_params
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     repo = Path(__file__).resolve().parents[1]
     paper = Workflow(load_config([repo / "config" / "config.yaml", repo / "config" / "paper.yaml"]), repo)

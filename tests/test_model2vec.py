@@ -166,7 +166,7 @@ def test_config_and_sheet(tmp_path):
     import copy
 
     from staticvec.config import ConfigError, load_config, validate_config
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     config = load_config([REPO / "config" / "config.yaml"])
     block = config["methods"]["model2vec"]

@@ -6,7 +6,7 @@ import pytest
 
 from staticvec.cli import build_parser
 from staticvec.config import ConfigError, load_config, validate_config
-from staticvec.post import targets
+from staticvec.dag import post as targets
 
 
 @pytest.fixture

@@ -71,7 +71,7 @@ def test_the_chosen_layer_is_linked_or_cut_to_a_fraction_vocabulary(tmp_path):
 
 def test_figure1_ase_line_is_the_best_layer_at_every_corpus_size():
     from staticvec.config import load_config
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     w = Workflow(load_config([ROOT / "config" / "config.yaml"]), ROOT)
     sweep = w.sheet.sweeps[w.figures["x2static_figure1"]["sweep"]]

@@ -314,7 +314,7 @@ def _config():
 
 
 def test_the_figures_sheet_matches_the_embeddings_sheet():
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     w = Workflow(_config())
     figures = w.figures
@@ -355,7 +355,7 @@ def test_a_wrong_id_in_the_figures_sheet_is_a_clear_error(tmp_path):
 
 def test_semglove_figure_2_draws_glove_sd_and_md_lines_with_the_papers_points():
     """SemGloVe Figures 2a-2c have three lines (GloVe, SemGloVe_sd, SemGloVe_md) at every swept value."""
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     w = Workflow(_config())
     for fid in ("semglove_figure2a", "semglove_figure2b", "semglove_figure2c"):
@@ -372,7 +372,7 @@ def test_semglove_figure_2_draws_glove_sd_and_md_lines_with_the_papers_points():
 
 def test_wang_figure5_is_a_curve_over_training_of_each_run(tmp_path):
     """Figure 5: one line per run (with / without attention) of the dev score recorded during training."""
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     w = Workflow(_config())
     entry = w.figures["wang_figure5"]

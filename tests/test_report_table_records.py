@@ -47,7 +47,7 @@ def test_table4_shows_our_pairs_per_store_from_the_training_records(tmp_path):
 
 def test_table_command_reads_the_records_named_in_the_sheet(tmp_path):
     from staticvec.config import load_config
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     w = Workflow(load_config([ROOT / "config" / "config.yaml"]), ROOT)
     results = w.table_results("semglove_table4")
@@ -70,7 +70,7 @@ def test_table_command_reads_the_records_named_in_the_sheet(tmp_path):
 def test_x2static_table4_ase_row_is_the_layer_with_the_best_average_macro_f1():
     from staticvec.config import load_config
     from staticvec.report.tables import load_tables_spec
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     spec = load_tables_spec(ROOT / "config/tables.yaml", ROOT)
     entry = spec["tables"]["x2static_table4"]
@@ -95,7 +95,7 @@ def test_released_code_readings_are_rows_beside_the_papers(tmp_path):
     """Item 12: X2Static, BERT+Skip-gram and Context-to-Vec as their released code runs them, in the
     summary and, as rows of ours only, in the papers' tables."""
     from staticvec.config import load_config
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     w = Workflow(load_config([ROOT / "config" / "config.yaml"]), ROOT)
     released = {"x2static_para_released": "x2static", "bert_sg_released": "bert_sg", "c2v_released": "c2v"}
@@ -126,7 +126,7 @@ def test_causal_teacher_rows_are_built_only_when_their_flag_is_on(tmp_path):
 
     from staticvec.config import ConfigError, load_config
     from staticvec.sheets import EmbeddingSheet
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     config = load_config([ROOT / "config" / "config.yaml"])
     off = Workflow(config, ROOT)

@@ -154,7 +154,7 @@ def _mirror_without(tmp_path, shared_data, missing: str):
 
 def _workflow(repo_root, mirror, download_dir, **targets):
     from staticvec.config import load_config
-    from staticvec.workflow import Workflow
+    from staticvec.dag.workflow import Workflow
 
     config = load_config([repo_root / "config/config.yaml"])
     config["resources"].update(mirror=str(mirror), allow_download=False, download_dir=str(download_dir))

@@ -13,7 +13,7 @@ import pytest
 
 from staticvec.cli import build_parser
 from staticvec.config import load_config, validate_config
-from staticvec.cooc.semglove_plan import SemgloveRules
+from staticvec.dag.semglove import SemgloveRules
 from staticvec.errors import StaticvecError
 
 REPO = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import re
 import yaml
 
 from staticvec.config import load_config
-from staticvec.workflow import Workflow
+from staticvec.dag.workflow import Workflow
 
 
 def test_gpu_resources_follow_the_device(repo_root):

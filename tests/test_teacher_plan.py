@@ -9,7 +9,7 @@ import pytest
 from staticvec.config import load_config, validate_config
 from staticvec.errors import StaticvecError
 from staticvec.teacher.cli import register
-from staticvec.teacher.plan import TeacherPlan, teacher_traits
+from staticvec.dag.teacher import TeacherPlan, teacher_traits
 
 
 @pytest.fixture(scope="module")

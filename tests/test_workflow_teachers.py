@@ -5,7 +5,7 @@ import pytest
 
 from staticvec.config import load_config
 from staticvec.errors import StaticvecError
-from staticvec.workflow import Workflow
+from staticvec.dag.workflow import Workflow
 
 
 @pytest.fixture

@@ -1,15 +1,15 @@
 # Shared helpers for the rule files: config validation, the planning objects (every file name and
 # flag of the DAG), software environments. Nothing here computes results; it only names files.
-#   W   staticvec.workflow.Workflow            the sheets, paths and targets
-#   TP  staticvec.teacher.plan.TeacherPlan     the teacher stage's paths and flags
-#   SG  staticvec.cooc.semglove_plan.SemgloveRules   SemGloVe's stores and flags
+#   W   staticvec.dag.workflow.Workflow            the sheets, paths and targets
+#   TP  staticvec.dag.teacher.TeacherPlan     the teacher stage's paths and flags
+#   SG  staticvec.dag.semglove.SemgloveRules   SemGloVe's stores and flags
 #   RF  staticvec.dag.RuleFunctions            the input/params functions the rules pass to Snakemake
 
 from staticvec.config import validate_config
-from staticvec.cooc.semglove_plan import SemgloveRules
-from staticvec.dag import RuleFunctions
-from staticvec.teacher.plan import TeacherPlan
-from staticvec.workflow import Workflow
+from staticvec.dag.semglove import SemgloveRules
+from staticvec.dag.rules import RuleFunctions
+from staticvec.dag.teacher import TeacherPlan
+from staticvec.dag.workflow import Workflow
 
 validate_config(config, sources="config/config.yaml + --configfile overrides")
 W = Workflow(config)

@@ -1,9 +1,9 @@
 # Post-processing of any embedding (sheet entries with method retrofit or artetxe, `base` the
 # embedding they read): retrofitting to a lexicon (Faruqui et al.; Context-to-Vec's Student-t graph
 # retrofitting) and Artetxe et al.'s transform; the WordNet synonym lexicon they may use.
-# Options come from config `post` (staticvec.post.targets); the entry's params pick kind, lexicon, alpha.
+# Options come from config `post` (staticvec.dag.post); the entry's params pick kind, lexicon, alpha.
 
-from staticvec.post import targets as post_targets
+from staticvec.dag import post as post_targets
 
 
 rule post_wordnet_lexicon:

@@ -2,7 +2,7 @@
 # shard (every builder variant of a shard in one job, reading its features once), merged, MLM pieces
 # mapped to words, sdR restricted from GloVe's window counts; Table 5's pair counts. GloVe training
 # on these stores: train_glove.smk. Builders: config cooc.semglove.
-# Paths and flags: staticvec.cooc.semglove_plan.SemgloveRules. {frac}: '' or '.KofN' (Figure 2b).
+# Paths and flags: staticvec.dag.semglove.SemgloveRules. {frac}: '' or '.KofN' (Figure 2b).
 
 
 

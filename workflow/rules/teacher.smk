@@ -1,7 +1,7 @@
 # Teacher stage: one pass of a contextual model per corpus shard and feature set (resumable; a GPU
 # job each on a cluster), the MLM head fitted on encoders without one, and the contextual baselines
 # (token table, word alone, ASE / BERT_avg) as embeddings of the sheet.
-# Paths and flags come from staticvec.teacher.plan.TeacherPlan (TP); every rule is one CLI call.
+# Paths and flags come from staticvec.dag.teacher.TeacherPlan (TP); every rule is one CLI call.
 
 rule teacher_mlm_head:
     input:

@@ -198,7 +198,7 @@ def _plan(args) -> int:
     from staticvec.config import load_config, resolve_path
     from staticvec.sheets import EmbeddingSheet
     from staticvec.teacher.load import dtype_policy
-    from staticvec.teacher.plan import TeacherPlan
+    from staticvec.dag.teacher import TeacherPlan
 
     config = load_config(args.configs or ["config/config.yaml"])
     sheet = None

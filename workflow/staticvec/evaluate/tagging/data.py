@@ -460,7 +460,7 @@ def task_data_location(config: dict, task: str, workflow=None) -> DataLocation |
     POS prefers the user's PTB WSJ (``resources.restricted.ptb_wsj``) over UD EWT; NER needs
     CoNLL-2003 or OntoNotes from ``resources.restricted`` (``tagging.ner_source`` picks one
     when both are given). The open sets are the registry's groups, fetched (or copied from the
-    mirror) into ``resources.download_dir``; ``workflow`` (a ``staticvec.workflow.Workflow``)
+    mirror) into ``resources.download_dir``; ``workflow`` (a ``staticvec.dag.workflow.Workflow``)
     names their folders when given.
     """
     if task not in TASKS:

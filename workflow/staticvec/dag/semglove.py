@@ -29,7 +29,7 @@ NEVER = "(?!x)x"  # a wildcard constraint that matches nothing (an empty variant
 
 class SemgloveRules:
     def __init__(self, config: dict):
-        from staticvec.teacher.plan import TeacherPlan
+        from staticvec.dag.teacher import TeacherPlan
 
         self.config = config
         self.sc = config["cooc"]["semglove"]

@@ -407,7 +407,7 @@ class Workflow:
             raise StaticvecError("teachers that cannot be loaded:\n  - " + "\n  - ".join(problems))
 
     def teacher_width(self, teacher_id: str) -> int:
-        from staticvec.teacher.plan import teacher_traits
+        from staticvec.dag.teacher import teacher_traits
 
         width = teacher_traits(self.teacher_model(teacher_id))["hidden_size"]
         if width is None:
@@ -426,7 +426,7 @@ class Workflow:
         return params
 
     def teacher_depth(self, teacher_id: str) -> int:
-        from staticvec.teacher.plan import teacher_traits
+        from staticvec.dag.teacher import teacher_traits
 
         depth = teacher_traits(self.teacher_model(teacher_id))["n_layers"]
         if depth is None:

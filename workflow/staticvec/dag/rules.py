@@ -1,7 +1,7 @@
 """The functions the rule files hand to Snakemake (inputs, params, targets) where a rule needs more
-than one planning object: the sheet and paths (:class:`~staticvec.workflow.Workflow`), the teacher
-stage (:class:`~staticvec.teacher.plan.TeacherPlan`) and SemGloVe's stores
-(:class:`~staticvec.cooc.semglove_plan.SemgloveRules`). Rule files hold rules only (``snakemake
+than one planning object: the sheet and paths (:class:`~staticvec.dag.workflow.Workflow`), the teacher
+stage (:class:`~staticvec.dag.teacher.TeacherPlan`) and SemGloVe's stores
+(:class:`~staticvec.dag.semglove.SemgloveRules`). Rule files hold rules only (``snakemake
 --lint``); each function here takes Snakemake's ``wildcards`` (and ``input``/``output`` where it
 reads them) and returns a path, a list of paths or a flag string.
 """
@@ -115,12 +115,12 @@ class RuleFunctions:
         return self.W.embedding(self.W.spec(wildcards.emb).base, wildcards.seed)
 
     def retrofit_lexicon(self, wildcards) -> str:
-        from staticvec.post import targets as post_targets
+        from staticvec.dag import post as post_targets
 
         return post_targets.lexicon_file(self.config, self.W.params(wildcards.emb)["lexicon"], self.R)
 
     def retrofit_options(self, wildcards) -> str:
-        from staticvec.post import targets as post_targets
+        from staticvec.dag import post as post_targets
 
         return post_targets.retrofit_options(self.config, self.W.params(wildcards.emb)["kind"])
 
