@@ -2,12 +2,6 @@
 # of all shards, or of the first K of N for a corpus fraction. The store format is shared with
 # SemGloVe's builders (staticvec.cooc.store).
 
-COOC = config["cooc"]
-COOC_FLAGS = W.flags({"memory_gb": COOC["memory_gb"], "max_open": COOC["max_open_files"],
-                      **({"tmp_dir": COOC["tmp_dir"]} if COOC.get("tmp_dir") else {})})
-MERGE_FLAGS = W.flags({"memory_gb": COOC["merge_memory_gb"], "max_open": COOC["max_open_files"],
-                       **({"tmp_dir": COOC["tmp_dir"]} if COOC.get("tmp_dir") else {})})
-
 
 rule cooc_window_shard:
     # with the vocabulary of the corpus ({frac} empty) or of the fraction the shard is counted for
@@ -15,22 +9,22 @@ rule cooc_window_shard:
     # counts are those of glove.c run on the fraction alone
     input:
         shard=W.shard("{shard}"),
-        vocab=lambda wc: W.vocab(frac=wc.frac),
+        vocab=RF.fraction_vocab,
     output:
-        f"{R}/cooc/window{{window}}{{frac}}/shards/{{shard}}.cooc",
+        SG.window_shard_store(),
     params:
         vocab=W.vocab_flags(),
-        flags=COOC_FLAGS,
+        flags=SG.window_count_args(),
     log:
-        f"{R}/logs/cooc/window{{window}}{{frac}}/{{shard}}.log",
+        P.log("cooc_window_shard"),
     benchmark:
-        f"{R}/benchmarks/cooc/window{{window}}{{frac}}/{{shard}}.tsv"
+        P.benchmark("cooc_window_shard")
     wildcard_constraints:
         window=r"\d+",
         frac=r"(\.\d+of\d+)?",
     threads: 2  # one reads and looks up ids while the other counts
     resources:
-        mem_mb=int(COOC["memory_gb"] * 1024 * 1.25) + 1024,
+        mem_mb=SG.window_count_memory_mb(),
         runtime=240,
     conda:
         CPU_ENV
@@ -43,21 +37,21 @@ rule cooc_window_merge:
     # all shards ({frac} empty) or the first K of N ({frac} = .KofN: Figure 2b, sdR on a fraction;
     # ids of the fraction's own vocabulary)
     input:
-        lambda wc: [f"{R}/cooc/window{wc.window}{wc.frac}/shards/{s}.cooc" for s in W.frac_shard_ids(wc.frac)],
+        RF.window_shard_stores,
     output:
-        f"{R}/cooc/window{{window}}{{frac}}.cooc",
+        SG.window_store("{frac}", "{window}"),
     params:
-        flags=MERGE_FLAGS,
+        flags=SG.merge_args(),
     log:
-        f"{R}/logs/cooc/window{{window}}{{frac}}.merge.log",
+        P.log("cooc_window_merge"),
     benchmark:
-        f"{R}/benchmarks/cooc/window{{window}}{{frac}}.merge.tsv"
+        P.benchmark("cooc_window_merge")
     wildcard_constraints:
         window=r"\d+",
         frac=r"(\.\d+of\d+)?",
     threads: 1
     resources:
-        mem_mb=int(COOC["merge_memory_gb"] * 1024 * 1.25) + 1024,
+        mem_mb=SG.merge_memory_mb(),
         runtime=240,
     conda:
         CPU_ENV

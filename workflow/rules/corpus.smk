@@ -1,25 +1,23 @@
 # Corpus stage: Wikipedia → tokenized input files (one job each) → budgeted equal shards,
 # word counts, manifest → vocabularies.
 
-import os
-
 
 rule extract_dump:
     # pages-articles XML dump (or one part of a multistream dump: corpus.dump_parts) → wikiextractor <doc> files
     input:
-        unpack(lambda wc: W.extract_inputs(wc.corpus_input)),
+        unpack(RF.extract_inputs),
     output:
         directory(W.extracted_dir("{corpus_input}")),
     params:
-        part=lambda wc: W.extract_flags(wc.corpus_input),
-    threads: config["corpus"]["extract_processes"]
+        part=RF.extract_flags,
+    threads: W.extract_processes
     resources:
-        mem_mb=lambda wc, threads: 1000 + 500 * threads,
-        runtime=lambda wc, input: W.extract_runtime(wc.corpus_input, input.size_mb),
+        mem_mb=RF.extract_memory_mb,
+        runtime=RF.extract_runtime,
     log:
-        f"{R}/logs/corpus/extract/{{corpus_input}}.log",
+        P.log("extract_dump"),
     benchmark:
-        f"{R}/benchmarks/corpus/extract/{{corpus_input}}.tsv"
+        P.benchmark("extract_dump")
     conda:
         CPU_ENV
     shell:
@@ -29,7 +27,7 @@ rule extract_dump:
 rule tokenize:
     # one input file → sentences of its paragraphs, lower-cased spaCy tokens, keep flags
     input:
-        lambda wc: W.tokenize_source(wc.corpus_input),
+        RF.tokenize_source,
     output:
         tokens=W.tokenized("{corpus_input}"),
         stats=W.tokenized_stats("{corpus_input}"),
@@ -38,11 +36,11 @@ rule tokenize:
     threads: 1
     resources:
         mem_mb=1500,
-        runtime=lambda wc, input: W.tokenize_runtime(wc.corpus_input, input.size_mb),
+        runtime=RF.tokenize_runtime,
     log:
-        f"{R}/logs/corpus/tokenize/{{corpus_input}}.log",
+        P.log("tokenize"),
     benchmark:
-        f"{R}/benchmarks/corpus/tokenize/{{corpus_input}}.tsv"
+        P.benchmark("tokenize")
     conda:
         CPU_ENV
     shell:
@@ -53,26 +51,26 @@ rule tokenize:
 rule prepare_corpus:
     # token budget, equal shards (whole paragraphs), counts per shard, manifest
     input:
-        tokens=[W.tokenized(i.id) for i in W.corpus_inputs()],
-        stats=[W.tokenized_stats(i.id) for i in W.corpus_inputs()],
+        tokens=W.tokenized_all(),
+        stats=W.tokenized_stats_all(),
     output:
         shards=W.shards(),
-        counts=[W.shard_counts(s) for s in W.shard_ids()],
-        total=f"{W.corpus_dir}/counts.tsv",
+        counts=W.shard_counts_all(),
+        total=W.corpus_counts,
         manifest=W.manifest,
     params:
         budget=W.budget_flag(),
         describe=W.corpus_description(),
-        out_dir=lambda wc, output: os.path.dirname(output.total),
+        out_dir=RF.corpus_out_dir,
         shards=W.n_shards,
-        min_count=config["corpus"]["min_count"],
+        min_count=W.min_count,
     resources:
         mem_mb=2000,
         runtime=120,
     log:
-        f"{R}/logs/corpus/prepare.log",
+        P.log("prepare_corpus"),
     benchmark:
-        f"{R}/benchmarks/corpus/prepare.tsv"
+        P.benchmark("prepare_corpus")
     conda:
         CPU_ENV
     shell:
@@ -85,16 +83,16 @@ rule vocabulary:
     # of the whole corpus ({frac} empty) or of its first K of N shards ({frac} = .KofN): a corpus
     # fraction's embeddings hold only the words of the fraction (counted in it, min count applied)
     input:
-        counts=lambda wc: [W.shard_counts(s) for s in W.frac_shard_ids(wc.frac)],
+        counts=RF.fraction_counts,
     output:
-        f"{W.corpus_dir}/vocab.min{{min_count}}{{frac}}.tsv",
+        W.vocab("{min_count}", "{frac}"),
     wildcard_constraints:
         min_count=r"\d+",
         frac=r"(\.\d+of\d+)?",
     params:
         max_size=W.max_vocab_flag(),
     log:
-        f"{R}/logs/corpus/vocab.min{{min_count}}{{frac}}.log",
+        P.log("vocabulary"),
     conda:
         CPU_ENV
     shell:

@@ -10,30 +10,24 @@
 # set of protocols, W.intrinsic_groups: the vectors read and the data sets parsed once); the
 # per-protocol rule below makes any other result file on request.
 
-import re
-import shlex
-
-from staticvec.evaluate.intrinsic import cli_options
-
-
 for _protocols, _embeddings in W.intrinsic_groups().items():
 
     rule:
         name:
-            "evaluate_intrinsic_" + "_".join(_protocols)
+            W.intrinsic_rule_name(_protocols)
         input:
             vectors=W.embedding("{emb}"),
             data=W.eval_markers(),
         output:
-            **{p: W.intrinsic_result("{emb}", protocol=p) for p in _protocols},
+            **W.intrinsic_outputs(_protocols),
         log:
-            f"{R}/logs/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(_protocols)}.log",
+            P.log("evaluate_intrinsic", protocol=_protocols),
         benchmark:
-            f"{R}/benchmarks/eval/{{emb}}/seed{{seed}}/intrinsic.{'+'.join(_protocols)}.tsv"
+            P.benchmark("evaluate_intrinsic", protocol=_protocols)
         params:
             options=RF.intrinsic_options(_protocols),  # a function bound to this group (the loop variable is not)
         wildcard_constraints:
-            emb="|".join(re.escape(e) for e in _embeddings),
+            emb=W.ids_alternatives(_embeddings),
         threads: 1
         resources:
             mem_mb=8000,
@@ -43,7 +37,7 @@ for _protocols, _embeddings in W.intrinsic_groups().items():
         shell:
             "staticvec evaluate {input.vectors} --threads {threads} {params.options} > {log} 2>&1"
 
-    workflow.ruleorder("evaluate_intrinsic_" + "_".join(_protocols), "evaluate_intrinsic")  # one job per embedding
+    workflow.ruleorder(W.intrinsic_rule_name(_protocols), "evaluate_intrinsic")  # one job per embedding
 
 
 rule evaluate_intrinsic:
@@ -53,13 +47,13 @@ rule evaluate_intrinsic:
     output:
         W.intrinsic_result("{emb}"),
     params:
-        options=lambda wc: shlex.join(cli_options(config, wc.protocol)),
+        options=RF.protocol_options,
     log:
-        f"{R}/logs/eval/{{emb}}/seed{{seed}}/intrinsic.{{protocol}}.log",
+        P.log("evaluate_intrinsic"),
     benchmark:
-        f"{R}/benchmarks/eval/{{emb}}/seed{{seed}}/intrinsic.{{protocol}}.tsv"
+        P.benchmark("evaluate_intrinsic")
     wildcard_constraints:
-        protocol="|".join(config["evaluation"]["protocols"]),
+        protocol=W.protocols_regex,
     threads: 1
     resources:
         mem_mb=8000,
@@ -72,18 +66,18 @@ rule evaluate_intrinsic:
 
 rule paper_table:
     input:
-        unpack(lambda wc: W.table_inputs(f"{wc.paper}_{wc.table}")),
+        unpack(RF.table_inputs),
         sheet=W.tables_sheet,
         manifest=W.provenance_file,
     output:
-        csv=report(f"{R}/tables/{{paper}}/{{table}}.csv", caption="../report/table.rst", category="Tables",
+        csv=report(P.table_file("csv"), caption="../report/table.rst", category="Tables",
                    subcategory="{paper}", labels={"table": "{table}", "file": "csv"}),
-        md=report(f"{R}/tables/{{paper}}/{{table}}.md", caption="../report/table.rst", category="Tables",
+        md=report(P.table_file("md"), caption="../report/table.rst", category="Tables",
                   subcategory="{paper}", labels={"table": "{table}", "file": "md"}),
     params:
-        results=lambda wc: W.table_result_args(f"{wc.paper}_{wc.table}"),
+        results=RF.table_result_args,
     log:
-        f"{R}/logs/tables/{{paper}}/{{table}}.log",
+        P.log("paper_table"),
     wildcard_constraints:
         paper="[a-z0-9]+",
         table="table[0-9]+",

@@ -2,23 +2,21 @@
 # paper's CNN on MR, CR, SUBJ, MPQA, TREC and SST-5 over the classification seeds (the embedding of
 # the first training seed). Settings: config classification (classification_cli.config_arguments).
 
-from staticvec.evaluate.classification_cli import config_arguments as classification_arguments
-
 
 rule classification:
     input:
-        vectors=lambda wc: W.embedding(wc.emb, W.seeds(wc.emb)[0]),
+        vectors=RF.first_seed_embedding,
         data=W.resource_marker("eval-classification"),
     output:
         W.classification_result("{emb}"),
     params:
         data=W.resource_dir("eval-classification"),
-        args=classification_arguments(config),
+        args=RF.classification_args(),
     log:
-        f"{R}/logs/eval/{{emb}}/classification.log",
+        P.log("classification"),
     benchmark:
-        f"{R}/benchmarks/eval/{{emb}}/classification.tsv"
-    threads: config["classification"].get("threads", 1)
+        P.benchmark("classification")
+    threads: RF.classification_threads
     resources:
         mem_mb=4000,
         runtime=240,

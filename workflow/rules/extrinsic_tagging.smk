@@ -10,21 +10,19 @@
 # Tagger seed s reads the embedding trained with seed s (a deterministic method's one run), so the
 # spread over seeds holds both the embedding's and the tagger's randomness.
 
-from staticvec.evaluate.tagging.data import tag_data_arguments, tag_data_inputs, tagger_arguments
-
 rule tag:
     input:
         vectors=RF.tag_vectors,
-        data=lambda wc: tag_data_inputs(config, wc.task, W),
+        data=RF.tag_data_inputs,
     output:
         RF.tag_result(),
     params:
-        data=lambda wc: tag_data_arguments(config, wc.task, W),
-        args=tagger_arguments(config),
+        data=RF.tag_data_args,
+        args=RF.tagger_args(),
     log:
-        f"{R}/logs/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.log",
+        P.log("tag"),
     benchmark:
-        f"{R}/benchmarks/eval/{{emb}}/tagging/{{task}}.seed{{seed}}.tsv"
+        P.benchmark("tag")
     wildcard_constraints:
         emb=r"(?!contextual-)[^/]+",  # contextual-<teacher> rows are tag_contextual's
         task="chunk|pos|ner",
@@ -43,19 +41,19 @@ rule tag:
 # The papers' BERT-base row: the teacher's frozen per-token vectors through the same tagger.
 rule tag_contextual:
     input:
-        data=lambda wc: tag_data_inputs(config, wc.task, W),
+        data=RF.tag_data_inputs,
     output:
         RF.tag_result("contextual-{teacher}"),
     params:
         teacher=RF.tag_teacher_spec,
-        layer=RF.tagging.get("contextual_layer", -1),
+        layer=RF.tag_contextual_layer,
         online=RF.tag_online_flag(),
-        data=lambda wc: tag_data_arguments(config, wc.task, W),
-        args=tagger_arguments(config),
+        data=RF.tag_data_args,
+        args=RF.tagger_args(),
     log:
-        f"{R}/logs/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.log",
+        P.log("tag_contextual"),
     benchmark:
-        f"{R}/benchmarks/eval/contextual-{{teacher}}/tagging/{{task}}.seed{{seed}}.tsv"
+        P.benchmark("tag_contextual")
     wildcard_constraints:
         task="chunk|pos|ner",
     threads: RF.tag_threads
@@ -76,11 +74,11 @@ rule tag_summary:
         RF.tag_runs,
     output:
         json=W.tagging_result("{emb}"),
-        csv=f"{R}/eval/{{emb}}/tagging.csv",
+        csv=P.tagging_table(),
     log:
-        f"{R}/logs/eval/{{emb}}/tagging.summary.log",
+        P.log("tag_summary"),
     benchmark:
-        f"{R}/benchmarks/eval/{{emb}}/tagging.summary.tsv"
+        P.benchmark("tag_summary")
     threads: 1
     resources:
         mem_mb=500,

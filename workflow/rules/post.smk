@@ -3,21 +3,19 @@
 # retrofitting) and Artetxe et al.'s transform; the WordNet synonym lexicon they may use.
 # Options come from config `post` (staticvec.dag.post); the entry's params pick kind, lexicon, alpha.
 
-from staticvec.dag import post as post_targets
-
 
 rule post_wordnet_lexicon:
     input:
         W.resource_marker("eval-wordnet"),
     output:
-        f"{R}/post/lexicons/wordnet-{{relations}}.txt",
+        P.wordnet_lexicon(),
     params:
-        wordnet_dir=post_targets.wordnet_dir(config),
-        options=post_targets.wordnet_options(config),
+        wordnet_dir=RF.wordnet_dir(),
+        options=RF.wordnet_options(),
     log:
-        f"{R}/logs/post/wordnet-{{relations}}.log",
+        P.log("post_wordnet_lexicon"),
     benchmark:
-        f"{R}/benchmarks/post/wordnet-{{relations}}.tsv"
+        P.benchmark("post_wordnet_lexicon")
     wildcard_constraints:
         relations=r"synonyms\+?",
     threads: 1
@@ -38,13 +36,13 @@ rule post_retrofit:
         lexicons=W.resource_marker("eval-lexicons"),
     output:
         vectors=W.embedding("{emb}"),
-        report=f"{R}/embeddings/{{emb}}/seed{{seed}}/retrofit.json",
+        report=P.embedding_file("retrofit.json"),
     params:
         options=RF.retrofit_options,
     log:
-        f"{R}/logs/post/{{emb}}/seed{{seed}}.log",
+        P.log("post"),
     benchmark:
-        f"{R}/benchmarks/post/{{emb}}/seed{{seed}}.tsv"
+        P.benchmark("post")
     wildcard_constraints:
         emb=W.rule_ids("post_retrofit"),
     threads: 1
@@ -64,12 +62,12 @@ rule post_artetxe:
     output:
         W.embedding("{emb}"),
     params:
-        alpha=lambda wc: W.params(wc.emb)["alpha"],
-        options=post_targets.artetxe_options(config),
+        alpha=RF.artetxe_alpha,
+        options=RF.artetxe_options(),
     log:
-        f"{R}/logs/post/{{emb}}/seed{{seed}}.log",
+        P.log("post"),
     benchmark:
-        f"{R}/benchmarks/post/{{emb}}/seed{{seed}}.tsv"
+        P.benchmark("post")
     wildcard_constraints:
         emb=W.rule_ids("post_artetxe"),
     threads: 2

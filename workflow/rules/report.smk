@@ -9,8 +9,6 @@
 #   {R}/tables/summary.md + .csv + .html                          (counts of the claims' verdicts on top)
 #   {R}/tables/claims.md + .csv + .json                          (the papers' claims: config/claims.yaml)
 
-import json
-
 
 rule provenance:
     input:
@@ -20,7 +18,7 @@ rule provenance:
     params:
         args=W.provenance_args(),
     log:
-        f"{R}/logs/report/provenance.log",
+        P.log("provenance"),
     localrule: True
     conda:
         CPU_ENV
@@ -34,9 +32,9 @@ rule run_manifest:
     output:
         W.run_manifest,
     params:
-        config=json.dumps(config, sort_keys=True, default=str),
+        config=RF.config_json(),
     log:
-        f"{R}/logs/report/manifest.log",
+        P.log("run_manifest"),
     localrule: True
     conda:
         CPU_ENV
@@ -49,30 +47,30 @@ rule figure:
     input:
         unpack(RF.figure_inputs),
     output:
-        pdf=f"{R}/figures/{{paper}}/{{figure}}.pdf",
+        pdf=P.figure_file("pdf"),
         png=report(
-            f"{R}/figures/{{paper}}/{{figure}}.png",
+            P.figure_file("png"),
             caption="../report/figure.rst",
             category="Figures",
             subcategory="{paper}",
             labels={"figure": "{figure}"},
         ),
-        manifest=f"{R}/figures/{{paper}}/{{figure}}.manifest.json",
+        manifest=P.figure_file("manifest.json"),
     params:
         args=RF.figure_args,
         title=RF.figure_title,
         note=RF.figure_note,
     log:
-        f"{R}/logs/figures/{{paper}}/{{figure}}.log",
+        P.log("figure"),
     benchmark:
-        f"{R}/benchmarks/figures/{{paper}}/{{figure}}.tsv"
+        P.benchmark("figure")
     wildcard_constraints:
         paper="[a-z0-9]+",
         figure="figure[0-9]+[a-z]?",
     threads: 1
     resources:
         # t-SNE figures load whole vector files, one at a time
-        mem_mb=lambda wc, input: 2000 + 3 * int(input.size_mb),
+        mem_mb=RF.figure_memory_mb,
         runtime=30,
     conda:
         CPU_ENV
@@ -84,7 +82,7 @@ rule figure:
 
 rule summary_table:
     input:
-        results=[path for _, path in W.summary_results()],
+        results=W.summary_result_files(),
         sheet=W.figures_sheet,
         manifest=W.provenance_file,
         claims=W.summary_claims(),
@@ -94,9 +92,9 @@ rule summary_table:
         html=report(W.summary_file("html"), caption="../report/summary.rst", category="Summary", labels={"file": "html"}),
     params:
         args=W.summary_args(),
-        claims=" ".join(f"--claims {path}" for path in W.summary_claims()),
+        claims=W.summary_claims_args(),
     log:
-        f"{R}/logs/tables/summary.log",
+        P.log("summary_table"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -112,7 +110,7 @@ rule summary_table:
 # their 95 % t interval, holds / fails / undecided with the reason, and the paper's own numbers checked.
 rule claims:
     input:
-        results=[path for _, path in W.claims_results()],
+        results=W.claims_result_files(),
         sheet=W.claims_sheet,
         tables=W.tables_sheet,
         manifest=W.provenance_file,
@@ -123,7 +121,7 @@ rule claims:
     params:
         args=W.claims_args(),
     log:
-        f"{R}/logs/tables/claims.log",
+        P.log("claims"),
     threads: 1
     resources:
         mem_mb=1000,
@@ -138,16 +136,15 @@ rule claims:
 rule ase_best_layer:
     # X2Static's best task-independent ASE layer (config methods.ase.best_layer), for `layer: best` entries
     input:
-        lambda wc: [path for _, path in W.ase_best_results()],
+        RF.ase_best_inputs,
     output:
-        f"{R}/teacher/{{teacher}}/baselines/ase-best-layer.json",
+        W.ase_best_layer(),
     params:
-        results=lambda wc: " ".join(f"{layer}={path}" for layer, path in W.ase_best_results()),
-        metrics=" ".join(config["methods"]["ase"].get("best_layer", {}).get("metrics", [])),
+        args=RF.ase_best_args,
     log:
-        f"{R}/logs/teacher/{{teacher}}/ase-best-layer.log",
+        P.log("ase_best_layer"),
     localrule: True
     conda:
         CPU_ENV
     shell:
-        "staticvec report best-layer {params.results} --metrics {params.metrics} --out {output} > {log} 2>&1"
+        "staticvec report best-layer {params.args} --out {output} > {log} 2>&1"

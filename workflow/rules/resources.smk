@@ -4,15 +4,15 @@
 rule fetch_file:
     # one registry member (corpus files: one job each, so they are fetched in parallel)
     output:
-        f"{W.download_dir}/{{rel_path}}",
+        W.download_file(),
     wildcard_constraints:
         rel_path=r"(?!\.verified/).+",
     params:
-        member=lambda wc: W.member_by_path(wc.rel_path),
+        member=RF.fetch_member,
         sources=W.fetch_flags(),
-        registry=config["resources"]["registry"],
+        registry=W.registry_file,
     log:
-        f"{R}/logs/resources/{{rel_path}}.log",
+        P.log("fetch_file"),
     localrule: True
     conda:
         CPU_ENV
@@ -24,12 +24,12 @@ rule fetch_file:
 rule fetch_group:
     # a whole registry entry (an evaluation set): verified together, marked done by a JSON file
     output:
-        f"{W.download_dir}/.verified/{{group}}.json",
+        W.resource_marker("{group}"),
     params:
         sources=W.fetch_flags(),
-        registry=config["resources"]["registry"],
+        registry=W.registry_file,
     log:
-        f"{R}/logs/resources/{{group}}.log",
+        P.log("fetch_group"),
     localrule: True
     conda:
         CPU_ENV

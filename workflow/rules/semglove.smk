@@ -2,43 +2,43 @@
 # shard (every builder variant of a shard in one job, reading its features once), merged, MLM pieces
 # mapped to words, sdR restricted from GloVe's window counts; Table 5's pair counts. GloVe training
 # on these stores: train_glove.smk. Builders: config cooc.semglove.
-# Paths and flags: staticvec.dag.semglove.SemgloveRules. {frac}: '' or '.KofN' (Figure 2b).
+# Paths and flags: staticvec.dag.semglove.SemgloveRules (SG). {frac}: '' or '.KofN' (Figure 2b).
 
 
 
 rule semglove_cooc_shard:
     input:
-        unpack(lambda wc: SG.shard_inputs(wc.shard)),
+        unpack(RF.semglove_shard_inputs),
     output:
         **SG.shard_outputs(),
     params:
         flags=SG.shard_flags,
     log:
-        f"{R}/logs/cooc/semglove/shards/{{shard}}.log",
+        P.log("semglove_cooc_shard"),
     benchmark:
-        f"{R}/benchmarks/cooc/semglove/shards/{{shard}}.tsv"
+        P.benchmark("semglove_cooc_shard")
     wildcard_constraints:
         shard=r"\d{5}",
     threads: 2
     resources:
         mem_mb=SG.shard_memory_mb(),
-        runtime=720 if SG.recompute else 120,
+        runtime=SG.shard_runtime,
         **W.gpu_resources(SG.gpu),
     conda:
-        GPU_ENV if SG.gpu else CPU_ENV
+        SEMGLOVE_SHARD_ENV
     shell:
         "staticvec cooc semglove {params.flags} --vocab {input.vocab} > {log} 2>&1"
 
 
 rule semglove_merge_attention:
     input:
-        lambda wc: SG.shard_stores(wc.variant),
+        RF.semglove_shard_stores,
     output:
-        f"{SG.dir}/{{variant}}.cooc",
+        SG.store("{variant}"),
     log:
-        f"{R}/logs/cooc/semglove/{{variant}}.merge.log",
+        P.log("semglove_merge_attention"),
     benchmark:
-        f"{R}/benchmarks/cooc/semglove/{{variant}}.merge.tsv"
+        P.benchmark("semglove_merge_attention")
     wildcard_constraints:
         variant=SG.attention_regex,
     params:
@@ -56,13 +56,13 @@ rule semglove_merge_attention:
 use rule semglove_merge_attention as semglove_merge_attention_fraction with:
     # a corpus fraction's shard stores (still on the corpus vocabulary; subset below)
     input:
-        lambda wc: SG.shard_stores(wc.variant, wc.frac),
+        RF.semglove_shard_stores,
     output:
         temp(SG.attention_merged("{variant}", "{frac}")),
     log:
-        f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.merge.log",
+        P.log("semglove_merge_attention_fraction"),
     benchmark:
-        f"{R}/benchmarks/cooc/semglove/{{variant}}{{frac}}.merge.tsv"
+        P.benchmark("semglove_merge_attention_fraction")
     wildcard_constraints:
         variant=SG.attention_regex,
         frac=r"\.\d+of\d+",
@@ -73,13 +73,13 @@ rule semglove_attention_fraction_vocab:
     input:
         store=SG.attention_merged("{variant}", "{frac}"),
         source_vocab=SG.vocab(),
-        vocab=lambda wc: SG.vocab(wc.frac),
+        vocab=RF.semglove_fraction_vocab,
     output:
-        f"{SG.dir}/{{variant}}{{frac}}.cooc",
+        SG.store("{variant}", "{frac}"),
     params:
         flags=SG.subset_args(),
     log:
-        f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.subset.log",
+        P.log("semglove_attention_fraction_vocab"),
     wildcard_constraints:
         variant=SG.attention_regex,
         frac=r"\.\d+of\d+",
@@ -96,13 +96,13 @@ rule semglove_attention_fraction_vocab:
 
 rule semglove_merge_pieces:
     input:
-        lambda wc: SG.shard_stores(wc.variant, wc.frac),
+        RF.semglove_shard_stores,
     output:
-        f"{SG.dir}/{{variant}}/pieces{{frac}}.cooc",
+        SG.pieces("{variant}", "{frac}"),
     log:
-        f"{R}/logs/cooc/semglove/{{variant}}/pieces{{frac}}.merge.log",
+        P.log("semglove_merge_pieces"),
     benchmark:
-        f"{R}/benchmarks/cooc/semglove/{{variant}}/pieces{{frac}}.merge.tsv"
+        P.benchmark("semglove_merge_pieces")
     wildcard_constraints:
         variant=SG.mlm_regex,
         frac=SG.FRACTION_REGEX,
@@ -120,16 +120,16 @@ rule semglove_merge_pieces:
 
 rule semglove_words:
     input:
-        unpack(lambda wc: SG.words_inputs(wc.variant, wc.frac)),
+        unpack(RF.semglove_words_inputs),
     output:
-        f"{SG.dir}/{{variant}}{{frac}}.cooc",
+        SG.store("{variant}", "{frac}"),
     params:
-        flags=lambda wc: SG.words_args(wc.frac),
+        flags=RF.semglove_words_args,
         memory_gb=SG.memory_gb,
     log:
-        f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.words.log",
+        P.log("semglove_words"),
     benchmark:
-        f"{R}/benchmarks/cooc/semglove/{{variant}}{{frac}}.words.tsv"
+        P.benchmark("semglove_words")
     wildcard_constraints:
         variant=SG.mlm_regex,
         frac=SG.FRACTION_REGEX,
@@ -146,14 +146,14 @@ rule semglove_words:
 
 rule semglove_restrict:
     input:
-        pairs=lambda wc: SG.store(SG.variants[wc.variant]["pairs_of"], wc.frac),
-        values=lambda wc: SG.window_store(wc.frac),
+        pairs=RF.semglove_restricted_pairs,
+        values=RF.semglove_window_store,
     output:
-        f"{SG.dir}/{{variant}}{{frac}}.cooc",
+        SG.store("{variant}", "{frac}"),
     log:
-        f"{R}/logs/cooc/semglove/{{variant}}{{frac}}.restrict.log",
+        P.log("semglove_restrict"),
     benchmark:
-        f"{R}/benchmarks/cooc/semglove/{{variant}}{{frac}}.restrict.tsv"
+        P.benchmark("semglove_restrict")
     wildcard_constraints:
         variant=SG.restricted_regex,
         frac=SG.FRACTION_REGEX,
@@ -170,16 +170,14 @@ rule semglove_restrict:
 rule semglove_table5_counts:
     # X_ij of the paper's pairs under GloVe's window counts, sd and md (tables sheet: semglove_table5)
     input:
-        unpack(lambda wc: {"glove": SG.window_store(), "vocab": SG.vocab(),
-                           **{f"semglove_{v}": SG.store(v) for v in ("sd", "md") if v in SG.variants}}),
-        pairs="resources/paper_tables/semglove_table5.csv",
+        unpack(RF.table5_inputs),
     output:
         SG.table5(),
     params:
-        stores=lambda wc, input: " ".join(f"--store {k} {v}" for k, v in input.items() if k not in ("vocab", "pairs")),
-        vocab=" ".join(SG.vocab_args()),
+        stores=RF.table5_store_args,
+        vocab=SG.vocab_flags(),
     log:
-        f"{R}/logs/cooc/semglove/table5.log",
+        P.log("semglove_table5_counts"),
     threads: 1
     resources:
         mem_mb=2048,

@@ -7,14 +7,14 @@ rule teacher_mlm_head:
     input:
         shards=TP.corpus_shards,
     output:
-        head=f"{R}/teacher/{{teacher}}/mlm_head.pt",
-        report=f"{R}/teacher/{{teacher}}/mlm_head.json",
+        head=TP.mlm_head("{teacher}"),
+        report=TP.mlm_head_report("{teacher}"),
     params:
-        args=lambda wc: TP.fit_head_args(wc.teacher),
+        args=RF.fit_head_args,
     log:
-        f"{R}/logs/teacher/{{teacher}}/mlm_head.log",
+        P.log("teacher_mlm_head"),
     benchmark:
-        f"{R}/benchmarks/teacher/{{teacher}}/mlm_head.tsv"
+        P.benchmark("teacher_mlm_head")
     threads: 2
     resources:
         mem_mb=8000,
@@ -31,18 +31,18 @@ rule teacher_features:
     input:
         unpack(RF.teacher_feature_inputs),
     output:
-        f"{R}/teacher/{{teacher}}/features/{{fset}}/{{shard}}/features.json",
+        TP.features("{teacher}", "{fset}", "{shard}"),
     params:
         args=RF.teacher_feature_args,
         out=RF.parent_dir,
-        computes=lambda wc: TP.computes(wc.teacher, wc.fset),
+        computes=RF.teacher_pass_description,
     message:
         # the plan in a dry run: what this pass computes (`staticvec teacher plan` lists its readers)
         "teacher {wildcards.teacher} / set {wildcards.fset} / shard {wildcards.shard}: {params.computes}"
     log:
-        f"{R}/logs/teacher/{{teacher}}/features/{{fset}}/{{shard}}.log",
+        P.log("teacher_features"),
     benchmark:
-        f"{R}/benchmarks/teacher/{{teacher}}/features/{{fset}}/{{shard}}.tsv"
+        P.benchmark("teacher_features")
     threads: 2
     resources:
         mem_mb=16000,
@@ -61,17 +61,17 @@ rule teacher_ase:
     # evaluation words outside the vocabulary
     input:
         vocab=TP.vocab(),
-        features=lambda wc: TP.all_features(wc.teacher, config["teacher"]["ase"]["feature_set"], int(wc.k)),
-        data=lambda wc: W.eval_markers() if TP.ase_uses_evaluation_words(int(wc.k)) else [],
+        features=RF.ase_features,
+        data=RF.ase_evaluation_data,
     output:
-        f"{R}/teacher/{{teacher}}/baselines/ase-{{k}}of{{n}}/ase.json",
+        W.ase_table(),
     params:
-        args=lambda wc: TP.ase_args(wc.teacher, int(wc.k)),
+        args=RF.ase_args,
         out=RF.parent_dir,
     log:
-        f"{R}/logs/teacher/{{teacher}}/ase-{{k}}of{{n}}.log",
+        P.log("teacher_ase"),
     benchmark:
-        f"{R}/benchmarks/teacher/{{teacher}}/ase-{{k}}of{{n}}.tsv"
+        P.benchmark("teacher_ase")
     wildcard_constraints:
         k=r"\d+",
         n=r"\d+",
@@ -92,13 +92,13 @@ rule ase_embedding:
     # only the words of the fraction's own vocabulary (issue 16: a fraction's embedding holds only its words)
     # (layer: best: X2Static's best task-independent layer, chosen on the whole corpus)
     input:
-        unpack(lambda wc: W.ase_embedding_inputs(wc.emb)),
+        unpack(RF.ase_embedding_inputs),
     output:
         W.embedding("{emb}"),
     params:
-        command=lambda wc, output: W.ase_embedding_command(wc.emb, output[0]),
+        command=RF.ase_embedding_command,
     log:
-        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+        P.log("train"),
     wildcard_constraints:
         emb=W.rule_ids("ase_embedding"),
     localrule: True
@@ -117,7 +117,7 @@ rule teacher_token_embedding:
     params:
         args=RF.teacher_baseline_args,
     log:
-        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+        P.log("train"),
     wildcard_constraints:
         emb=W.rule_ids("teacher_token_embedding"),
     threads: 1
@@ -140,7 +140,7 @@ rule teacher_word_embedding:
     params:
         args=RF.teacher_baseline_args,
     log:
-        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+        P.log("train"),
     wildcard_constraints:
         emb=W.rule_ids("teacher_word_embedding"),
     threads: 2

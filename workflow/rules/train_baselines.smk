@@ -3,8 +3,8 @@
 
 rule train_gensim_baseline:
     input:
-        shards=lambda wc: [W.shard(s) for s in W.emb_shard_ids(wc.emb)],
-        vocab=lambda wc: W.emb_vocab(wc.emb),  # a corpus fraction's own vocabulary
+        shards=RF.emb_shards,
+        vocab=RF.emb_vocab,  # a corpus fraction's own vocabulary
     output:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),
@@ -13,12 +13,12 @@ rule train_gensim_baseline:
         flags=RF.gensim_flags,
         vocab=W.vocab_flags(),
     log:
-        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+        P.log("train"),
     benchmark:
-        f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
+        P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_gensim_baseline"),
-    threads: lambda wc: W.train_threads(wc.emb)
+    threads: RF.train_threads
     resources:
         mem_mb=8000,
         runtime=24 * 60,
@@ -42,14 +42,14 @@ rule train_model2vec:
     output:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),
-        model=directory(f"{R}/embeddings/{{emb}}/seed{{seed}}/model2vec"),
+        model=directory(P.embedding_file("model2vec")),
     params:
         args=lambda wc: model2vec_args(W, wc.emb),
         vocab=W.vocab_flags(),
     log:
-        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+        P.log("train"),
     benchmark:
-        f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
+        P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_model2vec"),
     threads: lambda wc: W.params(wc.emb).get("threads", 8)

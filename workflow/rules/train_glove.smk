@@ -5,22 +5,22 @@
 rule train_glove:
     input:
         cooc=RF.glove_store,
-        vocab=lambda wc: W.emb_vocab(wc.emb),  # a corpus fraction's own vocabulary (the store's ids)
+        vocab=RF.emb_vocab,  # a corpus fraction's own vocabulary (the store's ids)
     output:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),
     params:
         flags=RF.glove_flags,
         vocab=W.vocab_flags(),
-        checkpoint=f"{R}/embeddings/{{emb}}/seed{{seed}}/checkpoint.npz",  # survives a killed job; resumed
+        checkpoint=P.checkpoint("npz"),  # survives a killed job; resumed
         device=RF.device,
     log:
-        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+        P.log("train"),
     benchmark:
-        f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
+        P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_glove"),
-    threads: lambda wc: W.train_threads(wc.emb)
+    threads: RF.train_threads
     resources:
         mem_mb=8000,
         runtime=24 * 60,

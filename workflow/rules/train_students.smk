@@ -11,12 +11,12 @@ rule train_student:
     params:
         command=RF.student_command,
         args=RF.student_args,
-        checkpoint=f"{R}/embeddings/{{emb}}/seed{{seed}}/checkpoint.pt",
+        checkpoint=P.checkpoint("pt"),
         model="",
     log:
-        f"{R}/logs/train/{{emb}}/seed{{seed}}.log",
+        P.log("train"),
     benchmark:
-        f"{R}/benchmarks/train/{{emb}}/seed{{seed}}.tsv"
+        P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_student"),
     threads: lambda wc: W.params(wc.emb).get("threads", 1)
@@ -37,12 +37,12 @@ use rule train_student as train_bert_sg with:
     output:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),
-        model=f"{R}/embeddings/{{emb}}/seed{{seed}}/model.pt",
+        model=P.embedding_file("model.pt"),
     params:
         command="bert-sg",
         args=RF.student_args,
-        checkpoint=f"{R}/embeddings/{{emb}}/seed{{seed}}/checkpoint.pt",
-        model=lambda wc, output: f"--model {output.model}",
+        checkpoint=P.checkpoint("pt"),
+        model=RF.model_output_flag,
     wildcard_constraints:
         emb=W.rule_ids("train_bert_sg"),
 
@@ -50,15 +50,13 @@ use rule train_student as train_bert_sg with:
 rule bert_sg_attention:
     # Wang et al. Figure 7: the attention weights a_j of a trained BERT+Skip-gram model on a sentence
     input:
-        model=f"{R}/embeddings/{{emb}}/seed{{seed}}/model.pt",
+        model=P.embedding_file("model.pt"),
     output:
-        f"{R}/embeddings/{{emb}}/seed{{seed}}/attention.json",
+        W.attention_dump("{emb}"),
     params:
-        args=lambda wc: shlex.join(["--teacher", W.teacher_model(W.spec(wc.emb).teacher), "--device",
-                                    config.get("device", "auto"), *([] if config["teacher"]["offline"] else ["--online"])]),
-        sentences=lambda wc: W.attention_sentence_args(),
+        args=RF.bert_sg_attention_args,
     log:
-        f"{R}/logs/train/{{emb}}/seed{{seed}}.attention.log",
+        P.log("bert_sg_attention"),
     wildcard_constraints:
         emb=W.rule_ids("train_bert_sg"),
     threads: 1
@@ -68,5 +66,5 @@ rule bert_sg_attention:
     conda:
         GPU_ENV
     shell:
-        "staticvec train bert-sg-attention --model {input.model} {params.args} {params.sentences}"
+        "staticvec train bert-sg-attention --model {input.model} {params.args}"
         " --out {output} > {log} 2>&1"

@@ -12,6 +12,8 @@ import json
 import os
 import shlex
 
+from staticvec.dag import post as post_targets
+from staticvec.dag.paths import RulePaths
 from staticvec.methods import REGISTRY
 from staticvec.train.cli import glove_training_params, method_flags
 
@@ -24,6 +26,7 @@ class RuleFunctions:
         self.config = config
         self.W, self.TP, self.SG = workflow, teacher_plan, semglove_rules
         self.R = workflow.results_dir
+        self.P = RulePaths(self.R)
         tagging = config.get("tagging", {})
         self.tagging = tagging
         self.tag_seeds = tagging.get("seeds") or config.get("seeds", [1])
@@ -40,7 +43,69 @@ class RuleFunctions:
     def emb_teacher(self, wildcards) -> str:
         return self.W.spec(wildcards.emb).teacher
 
+    # ------------------------------------------------------------ resources
+    def fetch_member(self, wildcards):
+        return self.W.member_by_path(wildcards.rel_path)
+
+    # ------------------------------------------------------------ corpus
+    def extract_inputs(self, wildcards) -> dict:
+        return self.W.extract_inputs(wildcards.corpus_input)
+
+    def extract_flags(self, wildcards) -> str:
+        return self.W.extract_flags(wildcards.corpus_input)
+
+    @staticmethod
+    def extract_memory_mb(wildcards, threads) -> int:
+        return 1000 + 500 * threads  # wikiextractor: one process per thread
+
+    def extract_runtime(self, wildcards, input) -> int:
+        return self.W.extract_runtime(wildcards.corpus_input, input.size_mb)
+
+    def tokenize_source(self, wildcards) -> str:
+        return self.W.tokenize_source(wildcards.corpus_input)
+
+    def tokenize_runtime(self, wildcards, input) -> int:
+        return self.W.tokenize_runtime(wildcards.corpus_input, input.size_mb)
+
+    @staticmethod
+    def corpus_out_dir(wildcards, output) -> str:
+        """The directory of the corpus outputs (that of the whole corpus' counts)."""
+        return os.path.dirname(output.total)
+
+    def fraction_counts(self, wildcards) -> list[str]:
+        """The per-shard word counts of the corpus ({frac} '') or of a fraction ({frac} '.KofN')."""
+        return self.W.shard_counts_all(wildcards.frac)
+
+    def fraction_vocab(self, wildcards) -> str:
+        return self.W.vocab(frac=wildcards.frac)
+
+    # ------------------------------------------------------------ window co-occurrences
+    def window_shard_stores(self, wildcards) -> list[str]:
+        return self.SG.window_shard_stores(wildcards.frac, wildcards.window)
+
     # ------------------------------------------------------------ teacher stage
+    def fit_head_args(self, wildcards) -> str:
+        return self.TP.fit_head_args(wildcards.teacher)
+
+    def teacher_pass_description(self, wildcards) -> str:
+        return self.TP.computes(wildcards.teacher, wildcards.fset)
+
+    def ase_features(self, wildcards) -> list[str]:
+        return self.TP.all_features(wildcards.teacher, self.config["teacher"]["ase"]["feature_set"], int(wildcards.k))
+
+    def ase_evaluation_data(self, wildcards) -> list[str]:
+        """The evaluation sets, when the ASE job also covers their words (whole corpus, teacher.ase.evaluation_words)."""
+        return self.W.eval_markers() if self.TP.ase_uses_evaluation_words(int(wildcards.k)) else []
+
+    def ase_args(self, wildcards) -> str:
+        return self.TP.ase_args(wildcards.teacher, int(wildcards.k))
+
+    def ase_embedding_inputs(self, wildcards) -> dict:
+        return self.W.ase_embedding_inputs(wildcards.emb)
+
+    def ase_embedding_command(self, wildcards, output) -> str:
+        return self.W.ase_embedding_command(wildcards.emb, output[0])
+
     def teacher_feature_inputs(self, wildcards) -> dict:
         inputs = {"shard": self.TP.corpus_shard(wildcards.shard), "vocab": self.TP.vocab()}
         if self.TP.uses_fitted_head(wildcards.teacher, wildcards.fset):
@@ -54,7 +119,62 @@ class RuleFunctions:
     def teacher_baseline_args(self, wildcards) -> str:
         return self.TP.baseline_args(self.emb_teacher(wildcards))
 
+    # ------------------------------------------------------------ SemGloVe
+    def semglove_shard_inputs(self, wildcards) -> dict:
+        return self.SG.shard_inputs(wildcards.shard)
+
+    def semglove_shard_stores(self, wildcards) -> list[str]:
+        """A variant's per-shard stores over the corpus or a fraction (rules without {frac}: the corpus)."""
+        return self.SG.shard_stores(wildcards.variant, wildcards.get("frac", ""))
+
+    def semglove_fraction_vocab(self, wildcards) -> str:
+        return self.SG.vocab(wildcards.frac)
+
+    def semglove_words_inputs(self, wildcards) -> dict:
+        return self.SG.words_inputs(wildcards.variant, wildcards.frac)
+
+    def semglove_words_args(self, wildcards) -> str:
+        return self.SG.words_args(wildcards.frac)
+
+    def semglove_restricted_pairs(self, wildcards) -> str:
+        """sdR: the pairs of the variant it restricts (its `pairs_of`), values from GloVe's window counts."""
+        return self.SG.store(self.SG.variants[wildcards.variant]["pairs_of"], wildcards.frac)
+
+    def semglove_window_store(self, wildcards) -> str:
+        return self.SG.window_store(wildcards.frac)
+
+    def table5_inputs(self, wildcards) -> dict:
+        """SemGloVe Table 5: GloVe's window counts and the sd/md stores the config builds, the vocabulary, the pairs."""
+        SG = self.SG
+        stores = {f"semglove_{v}": SG.store(v) for v in ("sd", "md") if v in SG.variants}
+        return {"glove": SG.window_store(), "vocab": SG.vocab(), **stores, "pairs": SG.table5_pairs()}
+
+    @staticmethod
+    def table5_store_args(wildcards, input) -> str:
+        return " ".join(f"--store {k} {v}" for k, v in input.items() if k not in ("vocab", "pairs"))
+
     # ------------------------------------------------------------ training
+    def emb_vocab(self, wildcards) -> str:
+        """The vocabulary an embedding is trained on: its corpus fraction's own (the store's ids)."""
+        return self.W.emb_vocab(wildcards.emb)
+
+    def emb_shards(self, wildcards) -> list[str]:
+        return [self.W.shard(s) for s in self.W.emb_shard_ids(wildcards.emb)]
+
+    def train_threads(self, wildcards) -> int:
+        return self.W.train_threads(wildcards.emb)
+
+    @staticmethod
+    def model_output_flag(wildcards, output) -> str:
+        """--model: the trainer also keeps its model (BERT + Skip-gram's projection and context table)."""
+        return f"--model {output.model}"
+
+    def bert_sg_attention_args(self, wildcards) -> str:
+        """The teacher (for the sentence's pieces) and the figures sheet's attention sentences."""
+        teacher = self.W.teacher_model(self.W.spec(wildcards.emb).teacher)
+        online = [] if self.config["teacher"]["offline"] else ["--online"]
+        return shlex.join(["--teacher", teacher, "--device", self.device, *online]) + " " + self.W.attention_sentence_args()
+
     def glove_store(self, wildcards) -> str:
         """GloVe's window counts of the entry's corpus fraction, or the SemGloVe variant's store."""
         spec, params, frac = self.W.spec(wildcards.emb), self.W.params(wildcards.emb), self.W.frac(wildcards.emb)
@@ -98,6 +218,31 @@ class RuleFunctions:
         ]) + " " + self.W.dev_curve_args(wildcards.emb)
 
     # ------------------------------------------------------------ evaluation
+    def protocol_options(self, wildcards) -> str:
+        """The options of one protocol's intrinsic evaluation (the per-protocol rule)."""
+        from staticvec.evaluate.intrinsic import cli_options
+
+        return shlex.join(cli_options(self.config, wildcards.protocol))
+
+    def table_inputs(self, wildcards) -> list[str]:
+        return self.W.table_inputs(f"{wildcards.paper}_{wildcards.table}")
+
+    def table_result_args(self, wildcards) -> str:
+        return self.W.table_result_args(f"{wildcards.paper}_{wildcards.table}")
+
+    def first_seed_embedding(self, wildcards) -> str:
+        """The embedding of the first training seed (classification runs its own seeds on it)."""
+        return self.W.embedding(wildcards.emb, self.W.seeds(wildcards.emb)[0])
+
+    def classification_args(self) -> str:
+        from staticvec.evaluate.classification_cli import config_arguments
+
+        return config_arguments(self.config)
+
+    @property
+    def classification_threads(self) -> int:
+        return self.config["classification"].get("threads", 1)
+
     def intrinsic_options(self, protocols):
         """The params function of the job scoring ``protocols`` of one embedding: every protocol's view
         and result file (the rule's outputs, named by protocol) and the shared options."""
@@ -115,18 +260,26 @@ class RuleFunctions:
         return self.W.embedding(self.W.spec(wildcards.emb).base, wildcards.seed)
 
     def retrofit_lexicon(self, wildcards) -> str:
-        from staticvec.dag import post as post_targets
-
         return post_targets.lexicon_file(self.config, self.W.params(wildcards.emb)["lexicon"], self.R)
 
     def retrofit_options(self, wildcards) -> str:
-        from staticvec.dag import post as post_targets
-
         return post_targets.retrofit_options(self.config, self.W.params(wildcards.emb)["kind"])
+
+    def artetxe_alpha(self, wildcards):
+        return self.W.params(wildcards.emb)["alpha"]
+
+    def artetxe_options(self) -> str:
+        return post_targets.artetxe_options(self.config)
+
+    def wordnet_dir(self) -> str:
+        return post_targets.wordnet_dir(self.config)
+
+    def wordnet_options(self) -> str:
+        return post_targets.wordnet_options(self.config)
 
     # ------------------------------------------------------------ tagging
     def tag_result(self, emb: str = "{emb}", task: str = "{task}", seed="{seed}") -> str:
-        return f"{self.R}/eval/{emb}/tagging/{task}.seed{seed}.json"
+        return self.P.tagging_run(emb, task, seed)
 
     def tag_vectors(self, wildcards) -> str:
         """Tagger seed s reads the embedding of seed s (a deterministic method's one run otherwise)."""
@@ -137,16 +290,53 @@ class RuleFunctions:
     def tag_runs(self, wildcards) -> list[str]:
         return [self.tag_result(wildcards.emb, task, seed) for task in self.tag_tasks for seed in self.tag_seeds]
 
+    def tag_data_inputs(self, wildcards) -> list[str]:
+        from staticvec.evaluate.tagging.data import tag_data_inputs
+
+        return tag_data_inputs(self.config, wildcards.task, self.W)
+
+    def tag_data_args(self, wildcards) -> str:
+        from staticvec.evaluate.tagging.data import tag_data_arguments
+
+        return tag_data_arguments(self.config, wildcards.task, self.W)
+
+    def tagger_args(self) -> str:
+        from staticvec.evaluate.tagging.data import tagger_arguments
+
+        return tagger_arguments(self.config)
+
+    @property
+    def tag_contextual_layer(self) -> int:
+        return self.tagging.get("contextual_layer", -1)
+
     def tag_teacher_spec(self, wildcards) -> str:
         return self.W.teacher_model(wildcards.teacher)
 
     def tag_online_flag(self) -> str:
         return "" if self.config.get("teacher", {}).get("offline", True) else "--online"
 
+    # ------------------------------------------------------------ report
+    def config_json(self) -> str:
+        """The whole config, for the run manifest (a leaf: nothing reruns when it changes)."""
+        return json.dumps(self.config, sort_keys=True, default=str)
+
+    def ase_best_inputs(self, wildcards) -> list[str]:
+        return [path for _, path in self.W.ase_best_results()]
+
+    def ase_best_args(self, wildcards) -> str:
+        """layer=result pairs of the best-layer sweep, and the metrics that choose."""
+        results = " ".join(f"{layer}={path}" for layer, path in self.W.ase_best_results())
+        metrics = " ".join(self.config["methods"]["ase"].get("best_layer", {}).get("metrics", []))
+        return f"{results} --metrics {metrics}"
+
     # ------------------------------------------------------------ figures
     @staticmethod
     def figure_id(wildcards) -> str:
         return f"{wildcards.paper}_{wildcards.figure}"
+
+    @staticmethod
+    def figure_memory_mb(wildcards, input) -> int:
+        return 2000 + 3 * int(input.size_mb)  # t-SNE figures load whole vector files, one at a time
 
     def figure_inputs(self, wildcards) -> dict:
         return self.W.figure_inputs(self.figure_id(wildcards))

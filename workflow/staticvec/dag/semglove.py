@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 import shlex
 
+from staticvec.dag.workflow import alternatives
 from staticvec.errors import StaticvecError
 
-NEVER = "(?!x)x"  # a wildcard constraint that matches nothing (an empty variant group)
 
 
 class SemgloveRules:
@@ -59,7 +59,7 @@ class SemgloveRules:
     # ------------------------------------------------------------ wildcard constraints
     @staticmethod
     def _alternatives(names) -> str:
-        return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or NEVER
+        return alternatives(names)
 
     @property
     def attention_regex(self) -> str:
@@ -104,6 +104,17 @@ class SemgloveRules:
     def window_store(self, frac: str = "", window: int | None = None) -> str:
         """GloVe's window counts (window S by default: SemGloVe's; GloVe entries pass their own)."""
         return f"{self.results}/cooc/window{self.sc['window'] if window is None else window}{frac}.cooc"
+
+    def window_shard_store(self, shard: str = "{shard}", frac: str = "{frac}", window="{window}") -> str:
+        """One shard's window counts, with the vocabulary of the corpus ('') or of a fraction ('.KofN')."""
+        return f"{self.results}/cooc/window{window}{frac}/shards/{shard}.cooc"
+
+    def window_shard_stores(self, frac: str, window) -> list[str]:
+        return [self.window_shard_store(s, frac, window) for s in self.shard_ids(frac)]
+
+    def table5_pairs(self) -> str:
+        """The paper's Table 5 word pairs (and its counts), which the pair-count job looks up."""
+        return "resources/paper_tables/semglove_table5.csv"
 
     def table5(self) -> str:
         return f"{self.results}/cooc/cooccurrence.table5.json"
@@ -151,6 +162,9 @@ class SemgloveRules:
         if corpus.get("max_vocab"):
             args += ["--max-vocab", str(corpus["max_vocab"])]
         return args
+
+    def vocab_flags(self) -> str:
+        return " ".join(self.vocab_args())
 
     def teacher_args(self) -> list[str]:
         args = ["--teacher", self.tp.model(self.teacher)]
@@ -201,10 +215,26 @@ class SemgloveRules:
     def merge_memory_mb(self) -> int:
         return int(self.config["cooc"]["merge_memory_gb"] * 1024 * 1.25) + 1024
 
-    def merge_args(self) -> str:
-        """Flags of ``staticvec cooc merge`` for the shard stores."""
+    def _store_args(self, memory_gb: float) -> list[str]:
         cooc = self.config["cooc"]
-        return shlex.join(["--memory-gb", str(cooc["merge_memory_gb"]), "--max-open", str(cooc["max_open_files"])])
+        tmp = ["--tmp-dir", str(cooc["tmp_dir"])] if cooc.get("tmp_dir") else []
+        return ["--memory-gb", str(memory_gb), "--max-open", str(cooc["max_open_files"]), *tmp]
+
+    def merge_args(self) -> str:
+        """Flags of ``staticvec cooc merge`` (window counts and SemGloVe's shard stores alike)."""
+        return shlex.join(self._store_args(self.config["cooc"]["merge_memory_gb"]))
+
+    def window_count_args(self) -> str:
+        """Flags of ``staticvec cooc window`` (one shard's counts; spills to the temporary directory)."""
+        return shlex.join(self._store_args(self.config["cooc"]["memory_gb"]))
+
+    def window_count_memory_mb(self) -> int:
+        return int(self.config["cooc"]["memory_gb"] * 1024 * 1.25) + 1024
+
+    @property
+    def shard_runtime(self) -> int:
+        """Minutes of a SemGloVe shard job: the teacher runs inside it in recompute mode."""
+        return 720 if self.recompute else 120
 
     def subset_args(self) -> str:
         """Flags of ``staticvec cooc subset`` (a fraction's store on its own vocabulary)."""

@@ -98,6 +98,9 @@ class TeacherPlan:
     def mlm_head(self, teacher: str) -> str:
         return f"{self.dir(teacher)}/mlm_head.pt"
 
+    def mlm_head_report(self, teacher: str) -> str:
+        return f"{self.dir(teacher)}/mlm_head.json"
+
     def features(self, teacher: str, fset: str, shard: str) -> str:
         return f"{self.dir(teacher)}/features/{fset}/{shard}/features.json"
 

@@ -78,7 +78,10 @@ class Workflow:
 
     # ------------------------------------------------------------ resources
     def resource_path(self, member: Member) -> str:
-        return f"{self.download_dir}/{member.rel_path}"
+        return self.download_file(member.rel_path)
+
+    def download_file(self, rel_path: str = "{rel_path}") -> str:
+        return f"{self.download_dir}/{rel_path}"
 
     def resource_dir(self, group: str) -> str:
         return f"{self.download_dir}/{self.registry.group(group).path}"
@@ -260,6 +263,21 @@ class Workflow:
     def manifest(self) -> str:
         return f"{self.corpus_dir}/manifest.json"
 
+    @property
+    def corpus_counts(self) -> str:
+        """Word counts of the whole corpus (every shard)."""
+        return f"{self.corpus_dir}/counts.tsv"
+
+    def tokenized_all(self) -> list[str]:
+        return [self.tokenized(i.id) for i in self.corpus_inputs()]
+
+    def tokenized_stats_all(self) -> list[str]:
+        return [self.tokenized_stats(i.id) for i in self.corpus_inputs()]
+
+    def shard_counts_all(self, frac: str = "") -> list[str]:
+        """The per-shard word counts of the corpus ('') or of a fraction ('.KofN')."""
+        return [self.shard_counts(s) for s in self.frac_shard_ids(frac)]
+
     def frac_shard_ids(self, frac: str) -> list[str]:
         """Shards of a fraction suffix: '' = all, '.KofN' = the first K/N of them."""
         if not frac:
@@ -348,8 +366,7 @@ class Workflow:
 
     def ids_regex(self, *methods: str) -> str:
         """Wildcard constraint matching exactly the sheet ids of the given methods."""
-        ids = [e for m in methods for e in self.sheet.ids(m)]
-        return "|".join(re.escape(e) for e in sorted(ids, key=len, reverse=True)) or "(?!)"
+        return alternatives([e for m in methods for e in self.sheet.ids(m)])
 
     def rule_ids(self, rule: str) -> str:
         """Wildcard constraint of a rule that builds embeddings: the sheet ids of the methods the
@@ -435,14 +452,19 @@ class Workflow:
 
     def ase_directory(self, emb: str) -> str:
         """The ASE job's output (every layer) over the embedding's corpus fraction."""
-        spec = self.spec(emb)
-        return f"{self.results_dir}/teacher/{spec.teacher}/baselines/ase-{len(self.emb_shard_ids(emb))}of{self.n_shards}/ase.json"
+        return self.ase_table(self.spec(emb).teacher, len(self.emb_shard_ids(emb)), self.n_shards)
+
+    def ase_table(self, teacher: str = "{teacher}", k="{k}", n="{n}") -> str:
+        """The ASE job's output over the first k of n shards (every layer in its directory)."""
+        return f"{self.results_dir}/teacher/{teacher}/baselines/ase-{k}of{n}/ase.json"
+
+    def ase_best_layer(self, teacher: str = "{teacher}") -> str:
+        return f"{self.results_dir}/teacher/{teacher}/baselines/ase-best-layer.json"
 
     def ase_best_selection(self, emb: str) -> str:
         """The choice of ASE's best task-independent layer (`layer: best`), made on the whole corpus."""
         sweep = self.sheet.sweeps[self.config["methods"]["ase"]["best_layer"]["sweep"]]
-        teacher = self.spec(sweep.bases[0]).teacher
-        return f"{self.results_dir}/teacher/{teacher}/baselines/ase-best-layer.json"
+        return self.ase_best_layer(self.spec(sweep.bases[0]).teacher)
 
     def ase_best_results(self) -> list[tuple[int, str]]:
         """(layer, evaluation result) of every layer of the best_layer sweep, every seed."""
@@ -526,6 +548,22 @@ class Workflow:
 
     def intrinsic_result(self, emb: str, seed="{seed}", protocol="{protocol}") -> str:
         return f"{self.results_dir}/eval/{emb}/seed{seed}/intrinsic.{protocol}.json"
+
+    def intrinsic_outputs(self, protocols: tuple[str, ...]) -> dict[str, str]:
+        """The result files of one job scoring ``protocols`` of an embedding, named by protocol."""
+        return {p: self.intrinsic_result("{emb}", protocol=p) for p in protocols}
+
+    @staticmethod
+    def intrinsic_rule_name(protocols: tuple[str, ...]) -> str:
+        return "evaluate_intrinsic_" + "_".join(protocols)
+
+    @staticmethod
+    def ids_alternatives(ids) -> str:
+        return alternatives(ids)
+
+    @property
+    def protocols_regex(self) -> str:
+        return alternatives(self.config["evaluation"]["protocols"])
 
     def intrinsic_groups(self) -> dict[tuple[str, ...], list[str]]:
         """Embeddings grouped by the protocols the chosen tables, figures and summary read of them
@@ -767,6 +805,27 @@ class Workflow:
         return [(f"{p}/{row['id']}", self.intrinsic_result(row["id"], s, p))
                 for p in self.summary_protocols for row in self.summary_rows() for s in self.seeds(row["id"])]
 
+    def summary_result_files(self) -> list[str]:
+        return [path for _, path in self.summary_results()]
+
+    def claims_result_files(self) -> list[str]:
+        return [path for _, path in self.claims_results()]
+
+    def summary_claims_args(self) -> str:
+        return " ".join(f"--claims {path}" for path in self.summary_claims())
+
+    @property
+    def registry_file(self) -> str:
+        return self.config["resources"]["registry"]
+
+    @property
+    def extract_processes(self) -> int:
+        return self.config["corpus"]["extract_processes"]
+
+    @property
+    def min_count(self) -> int:
+        return self.config["corpus"]["min_count"]
+
     def summary_file(self, suffix: str = "md") -> str:
         return f"{self.results_dir}/tables/summary.{suffix}"
 
@@ -853,6 +912,11 @@ class Workflow:
     def final_targets(self) -> list[str]:
         return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets(), *self.figure_targets(),
                 *self.summary_targets(), *self.claims_targets()]
+
+
+def alternatives(names) -> str:
+    """A wildcard constraint matching exactly one of ``names`` (longest first; none: matches nothing)."""
+    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"
 
 
 def _safe_id(name: str) -> str:

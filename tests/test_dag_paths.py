@@ -1,0 +1,66 @@
+"""The planning layer owns every path: the rule files name none and run no Python of their own, and
+RulePaths gives each rule's log and benchmark one stem."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from staticvec.dag.paths import LOG_STEMS, RulePaths, fill
+
+REPO = Path(__file__).resolve().parents[1]
+RULE_FILES = sorted((REPO / "workflow" / "rules").glob("*.smk"))
+SETUP_FILE = "common.smk"  # builds the planning objects and names the conda environments
+
+
+def code_lines(path: Path):
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        stripped = line.split("  #")[0].rstrip()
+        if stripped.strip() and not stripped.lstrip().startswith("#"):
+            yield number, stripped
+
+
+def test_fill_replaces_only_the_named_wildcards():
+    assert fill("a/{emb}/seed{seed}.{protocol}", protocol="web") == "a/{emb}/seed{seed}.web"
+    assert fill("x.{protocol}", protocol=("web", "muse")) == "x.web+muse"
+    assert fill("{k}of{n}", k=3) == "3of{n}"
+
+
+def test_log_and_benchmark_share_a_stem_under_the_results_directory():
+    paths = RulePaths("results/x")
+    assert paths.log("train") == "results/x/logs/train/{emb}/seed{seed}.log"
+    assert paths.benchmark("train") == "results/x/benchmarks/train/{emb}/seed{seed}.tsv"
+    assert paths.log("evaluate_intrinsic", protocol=("web", "drop")) == \
+        "results/x/logs/eval/{emb}/seed{seed}/intrinsic.web+drop.log"
+    with pytest.raises(KeyError):
+        paths.log("no_such_rule")
+
+
+def test_every_log_stem_is_used_by_a_rule_and_every_rule_names_a_known_one():
+    text = "\n".join(p.read_text() for p in RULE_FILES)
+    named = set(re.findall(r"P\.(?:log|benchmark)\(\"([a-z0-9_]+)\"", text))
+    assert named == set(LOG_STEMS), (named ^ set(LOG_STEMS))
+
+
+@pytest.mark.parametrize("path", RULE_FILES, ids=lambda p: p.name)
+def test_rule_files_hold_no_path_literal_and_no_python_of_their_own(path):
+    problems = []
+    for number, line in code_lines(path):
+        where = f"{path.name}:{number}: {line.strip()}"
+        if re.search(r"\bf[\"']", line):
+            problems.append(f"an f-string (a path or flag built in the rule file): {where}")
+        if "lambda" in re.sub(r"\"[^\"]*\"", "", line):
+            problems.append(f"a lambda (belongs in staticvec.dag.rules.RuleFunctions): {where}")
+        if re.search(r"\bconfig\s*[\[.]", line) and path.name != SETUP_FILE:
+            problems.append(f"reads config directly (the planning layer does): {where}")
+        if re.match(r"\s*(import|from)\s", line) and path.name != SETUP_FILE:
+            problems.append(f"an import: {where}")
+        # a comprehension; the one loop statement allowed builds a rule per protocol group (evaluate.smk)
+        if re.search(r"\bfor\b.+\bin\b.+(\]|\))", line) and not line.lstrip().startswith("for "):
+            problems.append(f"a comprehension: {where}")
+        strings = re.findall(r"(?<![r\w])\"([^\"]*)\"", line)
+        if path.name != SETUP_FILE and "caption=" not in line and "shell" not in line:
+            literal_paths = [s for s in strings if "/" in s and not s.startswith("staticvec ") and "{wildcards." not in s]
+            if literal_paths:
+                problems.append(f"a path literal {literal_paths}: {where}")
+    assert not problems, "\n".join(problems)
