@@ -64,3 +64,21 @@ def test_rule_files_hold_no_path_literal_and_no_python_of_their_own(path):
             if literal_paths:
                 problems.append(f"a path literal {literal_paths}: {where}")
     assert not problems, "\n".join(problems)
+
+
+def test_one_fraction_to_shards_mapping_for_every_planning_object():
+    from staticvec.config import load_config
+    from staticvec.dag.common import fraction_shard_ids
+    from staticvec.dag.semglove import SemgloveRules
+    from staticvec.dag.workflow import Workflow
+    from staticvec.errors import StaticvecError
+
+    assert fraction_shard_ids("", 3) == ["00000", "00001", "00002"]
+    assert fraction_shard_ids(".3of6", 8) == ["00000", "00001", "00002", "00003"]  # 3/6 of 8 shards is whole
+    for bad in (".1of3", ".0of8", ".9of8", "half"):
+        with pytest.raises(StaticvecError, match="fraction"):
+            fraction_shard_ids(bad, 8)
+    config = load_config([REPO / "config" / "config.yaml"])
+    workflow, semglove = Workflow(config, REPO), SemgloveRules(config)
+    for frac in ("", ".1of8", ".2of4", ".3of6"):
+        assert workflow.frac_shard_ids(frac) == semglove.shard_ids(frac) == fraction_shard_ids(frac, 8)

@@ -31,7 +31,7 @@ def test_default_variants_paths_and_fractions(config):
     assert sg.pieces("md", ".2of8") == "results/default/cooc/semglove/md/pieces.2of8.cooc"
     assert sg.shard_ids(".3of8") == ["00000", "00001", "00002"] and len(sg.shard_ids()) == 8
     assert sg.shard_ids(".1of2") == ["00000", "00001", "00002", "00003"]
-    with pytest.raises(StaticvecError, match="dividing"):
+    with pytest.raises(StaticvecError, match="not a whole number of the 8"):
         sg.shard_ids(".1of3")
     # a variant regex matches whole names only: sd10 is not sd + a fraction
     assert re.fullmatch(f"(?P<v>{sg.attention_regex})(?P<f>{sg.FRACTION_REGEX})", "sd10").group("v") == "sd10"

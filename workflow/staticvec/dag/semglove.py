@@ -19,9 +19,9 @@ Figure 2b's corpus sizes — which needs ``n`` to divide the number of corpus sh
 
 from __future__ import annotations
 
-import re
 import shlex
 
+from staticvec.dag.common import fraction_shard_ids, vocab_args
 from staticvec.dag.workflow import alternatives
 from staticvec.errors import StaticvecError
 
@@ -121,16 +121,7 @@ class SemgloveRules:
 
     def shard_ids(self, frac: str = "") -> list[str]:
         """The corpus shards of a fraction suffix ('' = all; '.3of8' = the first 3/8 of them)."""
-        n_shards = self.tp.n_shards
-        if not frac:
-            return list(self.tp.shard_ids)
-        match = re.fullmatch(r"\.(\d+)of(\d+)", frac)
-        if not match:
-            raise StaticvecError(f"corpus fraction {frac!r}: expected .KofN")
-        k, n = int(match.group(1)), int(match.group(2))
-        if not 1 <= k <= n or n_shards % n:
-            raise StaticvecError(f"corpus fraction {k}/{n}: needs 1 ≤ k ≤ n and n dividing the {n_shards} corpus shards")
-        return list(self.tp.shard_ids[: k * n_shards // n])
+        return fraction_shard_ids(frac, self.tp.n_shards)
 
     def shard_stores(self, variant: str, frac: str = "") -> list[str]:
         return [self.shard_store(variant, s) for s in self.shard_ids(frac)]
@@ -157,11 +148,7 @@ class SemgloveRules:
         return f"{self.results}/corpus/vocab.min{self.config['corpus']['min_count']}{frac}.tsv"
 
     def vocab_args(self) -> list[str]:
-        corpus = self.config["corpus"]
-        args = ["--min-count", str(corpus.get("min_count", 1))]
-        if corpus.get("max_vocab"):
-            args += ["--max-vocab", str(corpus["max_vocab"])]
-        return args
+        return vocab_args(self.config)
 
     def vocab_flags(self) -> str:
         return " ".join(self.vocab_args())

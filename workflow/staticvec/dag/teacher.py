@@ -10,6 +10,7 @@ import json
 import shlex
 from pathlib import Path
 
+from staticvec.dag.common import corpus_shard, corpus_vocab, fraction_shard_ids, teacher_model, vocab_args
 from staticvec.errors import StaticvecError
 from staticvec.methods import student_methods
 from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher
@@ -76,20 +77,20 @@ class TeacherPlan:
         self.tc = config["teacher"]
         self.results = config["results_dir"].rstrip("/")
         self.n_shards = int(config["corpus"]["shards"])
-        self.shard_ids = [f"{i:05d}" for i in range(self.n_shards)]
+        self.shard_ids = fraction_shard_ids("", self.n_shards)
         if self.tc["default"] not in self.tc["models"]:
             raise StaticvecError(f"config key 'teacher.default' = {self.tc['default']!r} is not one of teacher.models")
 
     # ------------------------------------------------------------ corpus inputs (the corpus stage's files)
     def corpus_shard(self, shard: str) -> str:
-        return f"{self.results}/corpus/shards/{shard}.tsv.gz"
+        return corpus_shard(self.results, shard)
 
     def corpus_shards(self, wildcards=None) -> list[str]:
         return [self.corpus_shard(s) for s in self.shard_ids]
 
     def vocab(self) -> str:
         """The vocabulary the features' word ids index (the corpus min count's)."""
-        return f"{self.results}/corpus/vocab.min{self.config['corpus']['min_count']}.tsv"
+        return corpus_vocab(self.results, self.config["corpus"]["min_count"])
 
     # ------------------------------------------------------------ teacher outputs
     def dir(self, teacher: str) -> str:
@@ -108,10 +109,7 @@ class TeacherPlan:
         return [self.features(teacher, fset, s) for s in self.shard_ids[: k or self.n_shards]]
 
     def model(self, teacher: str) -> str:
-        try:
-            return self.tc["models"][teacher]
-        except KeyError:
-            raise StaticvecError(f"teacher {teacher!r} is not in config teacher.models") from None
+        return teacher_model(self.config, teacher)
 
     def feature_set(self, fset: str) -> dict:
         try:
@@ -141,11 +139,7 @@ class TeacherPlan:
         return args
 
     def _vocab_args(self) -> list[str]:
-        corpus = self.config["corpus"]
-        args = ["--min-count", str(corpus.get("min_count", 1))]
-        if corpus.get("max_vocab"):
-            args += ["--max-vocab", str(corpus["max_vocab"])]
-        return args
+        return vocab_args(self.config)
 
     def feature_args(self, teacher: str, fset: str) -> str:
         fs = self.feature_set(fset)

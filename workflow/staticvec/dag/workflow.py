@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from staticvec.config import resolve_path
+from staticvec.dag.common import corpus_shard, corpus_vocab, fraction_shard_ids, teacher_model, vocab_args
 from staticvec.errors import StaticvecError
 from staticvec.resources import Member, Registry, check_available
 from staticvec.report.tables import CONTEXTUAL  # tables sheet row of the teacher's own frozen tagging row
@@ -251,7 +252,7 @@ class Workflow:
         return [f"{k:05d}" for k in range(n)]
 
     def shard(self, shard_id: str) -> str:
-        return f"{self.corpus_dir}/shards/{shard_id}.tsv.gz"
+        return corpus_shard(self.results_dir, shard_id)
 
     def shard_counts(self, shard_id: str) -> str:
         return f"{self.corpus_dir}/shards/{shard_id}.counts.tsv"
@@ -280,24 +281,16 @@ class Workflow:
 
     def frac_shard_ids(self, frac: str) -> list[str]:
         """Shards of a fraction suffix: '' = all, '.KofN' = the first K/N of them."""
-        if not frac:
-            return self.shard_ids()
-        match = re.fullmatch(r"\.(\d+)of(\d+)", frac)
-        if not match:
-            raise StaticvecError(f"corpus fraction {frac!r}: expected .KofN")
-        k, n = int(match.group(1)), int(match.group(2))
-        return self.shard_ids(k / n)
+        return fraction_shard_ids(frac, self.n_shards)
 
     def vocab_flags(self) -> str:
         """--min-count / --max-vocab of the corpus vocabulary, for commands that read it."""
-        corpus = self.config["corpus"]
-        flags = f"--min-count {corpus['min_count']}"
-        return flags + (f" --max-vocab {corpus['max_vocab']}" if corpus.get("max_vocab") else "")
+        return " ".join(vocab_args(self.config))
 
     def vocab(self, min_count: int | None = None, frac: str = "") -> str:
         """The vocabulary of the whole corpus (``frac`` '') or of a fraction ('.KofN': words counted
         in its first K of N shards only, as if the fraction were the corpus)."""
-        return f"{self.corpus_dir}/vocab.min{min_count or self.config['corpus']['min_count']}{frac}.tsv"
+        return corpus_vocab(self.results_dir, min_count or self.config["corpus"]["min_count"], frac)
 
     def emb_vocab(self, emb: str) -> str:
         """The vocabulary an embedding is trained on: its corpus fraction's own (Figure 2b,
@@ -386,10 +379,7 @@ class Workflow:
         return 1 if params.get("deterministic", True) else int(params.get("threads", 8))
 
     def teacher_model(self, teacher_id: str) -> str:
-        try:
-            return self.config["teacher"]["models"][teacher_id]
-        except KeyError:
-            raise StaticvecError(f"teacher {teacher_id!r} is not in config teacher.models") from None
+        return teacher_model(self.config, teacher_id)
 
     def teachers_used(self) -> list[str]:
         """Teacher ids the run reads: the sheet's teacher-based entries, SemGloVe's builders, the default."""

@@ -1,0 +1,50 @@
+"""What every planning object needs of the corpus and the teachers, written once: the corpus' shard and
+vocabulary files, the shards of a corpus fraction, the vocabulary flags, and a teacher id's model."""
+
+from __future__ import annotations
+
+import re
+
+from staticvec.errors import StaticvecError
+
+
+def corpus_shard(results_dir: str, shard: str) -> str:
+    return f"{results_dir}/corpus/shards/{shard}.tsv.gz"
+
+
+def corpus_vocab(results_dir: str, min_count, frac: str = "") -> str:
+    """The vocabulary of the whole corpus (``frac`` '') or of a fraction ('.KofN': words counted in its
+    first K of N shards only, as if the fraction were the corpus)."""
+    return f"{results_dir}/corpus/vocab.min{min_count}{frac}.tsv"
+
+
+def fraction_shard_ids(frac: str, n_shards: int) -> list[str]:
+    """The corpus shards of a fraction suffix: '' = all of them, '.KofN' = the first K/N of them."""
+    if not frac:
+        return [f"{i:05d}" for i in range(n_shards)]
+    match = re.fullmatch(r"\.(\d+)of(\d+)", frac)
+    if not match:
+        raise StaticvecError(f"corpus fraction {frac!r}: expected .KofN")
+    k, n = int(match.group(1)), int(match.group(2))
+    if not 1 <= k <= n or (k * n_shards) % n:
+        raise StaticvecError(f"corpus fraction {k}/{n} is not a whole number of the {n_shards} corpus shards "
+                             "(config corpus.shards)")
+    return [f"{i:05d}" for i in range(k * n_shards // n)]
+
+
+def vocab_args(config: dict) -> list[str]:
+    """--min-count / --max-vocab of the corpus vocabulary, for every command that reads it."""
+    corpus = config["corpus"]
+    args = ["--min-count", str(corpus["min_count"])]
+    if corpus.get("max_vocab"):
+        args += ["--max-vocab", str(corpus["max_vocab"])]
+    return args
+
+
+def teacher_model(config: dict, teacher_id: str) -> str:
+    """The model (hub name, alias or directory) of a teacher id of config teacher.models."""
+    try:
+        return config["teacher"]["models"][teacher_id]
+    except KeyError:
+        raise StaticvecError(f"teacher {teacher_id!r} is not in config teacher.models "
+                             f"({', '.join(config['teacher']['models'])})") from None
