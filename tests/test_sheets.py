@@ -76,3 +76,23 @@ def test_presets_are_chosen_not_set_as_a_parameter(tmp_path, config):
         _sheet(tmp_path, config, {"x": {"method": "x2static", "params": {"variants": {}}}})
     assert "unknown parameter(s) ['variants']" in str(err.value)
     assert "variants" not in str(err.value).split("allowed:")[1]
+
+
+@pytest.mark.parametrize("data, words", [
+    ({"embeddings": {"glove": {"method": "glove", "paramz": {}}}}, ["embeddings/glove", "'paramz' was unexpected"]),
+    ({"embeddings": {"9lives": {"method": "glove"}}}, ["'9lives' does not match"]),
+    ({"embeddings": {"glove": {"params": {}}}}, ["embeddings/glove", "'method' is a required property"]),
+    ({"embeddings": {"glove": {"method": "glove"}}, "sweeps": {"s": {"bases": ["glove"], "param": "dim"}}},
+     ["sweeps/s", "is not valid under any of the given schemas"]),
+    ({"embeddings": {"glove": {"method": "glove"}}, "sweeps": {"s": {"bases": ["glove"], "param": "dim", "values": [50],
+                                                                   "values_from": "methods.ase.layers"}}},
+     ["sweeps/s"]),
+    ({"embeddings": {"glove": {"method": "glove"}}, "extra": 1}, ["'extra' was unexpected"]),
+])
+def test_the_sheets_structure_is_checked_against_its_schema_naming_the_file(tmp_path, config, data, words):
+    path = tmp_path / "embeddings.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as err:
+        EmbeddingSheet.load(path, config)
+    for word in [str(path), "invalid embeddings sheet", *words]:
+        assert word in str(err.value)

@@ -14,19 +14,17 @@ from __future__ import annotations
 import copy
 import functools
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from staticvec.config import ConfigError, deep_merge, load_yaml
-from staticvec.errors import StaticvecError
 from staticvec.methods import REGISTRY
 
 # Methods and where their hyper-parameter defaults live in the config (None: no config block): the registry's.
 METHODS = {name: method.config_block for name, method in REGISTRY.items()}
 # Parameters every entry may set, whatever the method.
 COMMON_PARAMS = {"fraction", "teacher"}
-ID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+EMBEDDINGS_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "embeddings.schema.yaml"
 
 
 @dataclass(frozen=True)
@@ -74,10 +72,7 @@ class EmbeddingSheet:
 
     @classmethod
     def load(cls, path: str | Path, config: dict) -> "EmbeddingSheet":
-        data = load_yaml(path) or {}
-        unknown = set(data) - {"embeddings", "sweeps"}
-        if unknown:
-            raise ConfigError(f"{path}: unknown top-level keys {sorted(unknown)}; allowed: embeddings, sweeps")
+        data = load_sheet(path, EMBEDDINGS_SCHEMA, "embeddings sheet")  # structure; the semantics below
         methods_config = config.get("methods", {})
         optional = (config.get("sheets") or {}).get("optional_rows") or {}
         entries: dict[str, EmbeddingSpec] = {}
@@ -144,11 +139,6 @@ class EmbeddingSheet:
 
 
 def _spec(eid: str, raw: dict, methods_config: dict, config: dict, path) -> EmbeddingSpec:
-    if not ID_PATTERN.match(eid):
-        raise ConfigError(f"{path}: embedding id {eid!r} must be letters, digits and '_'")
-    allowed = {"method", "params", "base", "description", "preset"}
-    if set(raw) - allowed:
-        raise ConfigError(f"{path}: embedding '{eid}' has unknown keys {sorted(set(raw) - allowed)}; allowed: {sorted(allowed)}")
     method = raw.get("method")
     if method not in METHODS:
         raise ConfigError(f"{path}: embedding '{eid}': method {method!r} is not one of {', '.join(METHODS)}")
@@ -195,12 +185,6 @@ def _variant(base: EmbeddingSpec, vid: str, overrides: dict, sweep: str, path) -
 
 
 def _sweep(sid: str, raw: dict, path, config: dict) -> Sweep:
-    allowed = {"bases", "param", "values", "values_from", "linked", "fraction", "description"}
-    if set(raw) - allowed or not {"bases", "param"} <= set(raw) or ("values" in raw) == ("values_from" in raw):
-        raise ConfigError(
-            f"{path}: sweep '{sid}' needs bases, param and values (or values_from: a config key holding them); "
-            "optional: linked, fraction, description"
-        )
     if "values_from" in raw:  # e.g. methods.ase.layers: the values depend on the run's config (teacher depth)
         node = config
         for part in raw["values_from"].split("."):
@@ -303,5 +287,5 @@ def load_sheet(path: str | os.PathLike, schema: str | os.PathLike, what: str) ->
                     key=lambda e: list(map(str, e.path)))
     if errors:
         lines = "\n  - ".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors)
-        raise StaticvecError(f"{path}: invalid {what}:\n  - {lines}")
+        raise ConfigError(f"{path}: invalid {what}:\n  - {lines}")
     return spec
