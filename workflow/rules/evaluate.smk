@@ -94,5 +94,5 @@ rule paper_table:
     conda:
         CPU_ENV
     shell:
-        "staticvec table --spec {input.sheet} --table {wildcards.paper}_{wildcards.table} --meta {input.manifest}"
+        "staticvec report table --spec {input.sheet} --table {wildcards.paper}_{wildcards.table} --meta {input.manifest}"
         " --out-csv {output.csv} --out-md {output.md} {params.results} > {log} 2>&1"

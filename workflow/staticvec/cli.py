@@ -22,7 +22,6 @@ COMMAND_MODULES = [
     "staticvec.post.cli",
     "staticvec.teacher.cli",
     "staticvec.evaluate.intrinsic",
-    "staticvec.report.tables",
     "staticvec.report.cli",
     "staticvec.evaluate.classification_cli",
     "staticvec.cooc.cli",
