@@ -41,7 +41,7 @@ for _protocols, _embeddings in W.intrinsic_groups().items():
         conda:
             CPU_ENV
         shell:
-            "staticvec evaluate {input.vectors} --threads {threads} {params.options} > {log} 2>&1"
+            "staticvec evaluate intrinsic {input.vectors} --threads {threads} {params.options} > {log} 2>&1"
 
     workflow.ruleorder("evaluate_intrinsic_" + "_".join(_protocols), "evaluate_intrinsic")  # one job per embedding
 
@@ -67,7 +67,7 @@ rule evaluate_intrinsic:
     conda:
         CPU_ENV
     shell:
-        "staticvec evaluate {input.vectors} --out {output} --threads {threads} {params.options} > {log} 2>&1"
+        "staticvec evaluate intrinsic {input.vectors} --out {output} --threads {threads} {params.options} > {log} 2>&1"
 
 
 rule paper_table:

@@ -1,8 +1,11 @@
-"""The ``staticvec`` command line: thin sub-commands, one per workflow step.
+"""The ``staticvec`` command line: one command group per workflow stage.
 
-Each stage module exposes ``register(subparsers)`` adding its commands; handlers import
-their heavy dependencies (torch, transformers, gensim) lazily so that ``staticvec --help``
-and the light stages start fast.
+Top level: ``config`` and ``resources`` (defined here), then one group per stage, each built by
+its subpackage's ``cli.py`` (``register(subparsers)``): ``corpus``, ``teacher``, ``cooc``,
+``train``, ``post``, ``evaluate`` (``intrinsic``, ``classify``, ``tag``, ``tag-summary``) and
+``report`` (``table``, ``figure``, ``summary``, ``manifest``, ...). Flags shared between commands
+are defined once in :mod:`staticvec.cli_args`. Handlers import their heavy dependencies (torch,
+transformers, gensim) lazily so that ``staticvec --help`` and the light stages start fast.
 """
 
 from __future__ import annotations
@@ -16,18 +19,16 @@ from staticvec import __version__
 from staticvec.cli_args import add_group
 from staticvec.errors import StaticvecError
 
-# One line per stage; each module defines register(subparsers).
+# One line per stage, in workflow order; each module defines register(subparsers).
 COMMAND_MODULES = [
     "staticvec.corpus.cli",
-    "staticvec.post.cli",
     "staticvec.teacher.cli",
-    "staticvec.evaluate.intrinsic",
-    "staticvec.report.cli",
-    "staticvec.evaluate.classification_cli",
     "staticvec.cooc.cli",
     "staticvec.train.cli",
     "staticvec.train.student_cli",  # after staticvec.train.cli: it adds its commands to `staticvec train`
-    "staticvec.evaluate.tagging.cli",
+    "staticvec.post.cli",
+    "staticvec.evaluate.cli",
+    "staticvec.report.cli",
 ]
 
 
