@@ -73,9 +73,10 @@ def add_seed_arg(p, default: int = 0, help: str = "random seed") -> None:
     p.add_argument("--seed", type=int, default=default, help=help)
 
 
-def add_format_arg(p, flag: str = "--format", help: str = "vector file format (default: from the file name)") -> None:
+def add_format_arg(p, flag: str = "--format", help: str = "vector file format (default: from the file name)",
+                   default: str | None = None) -> None:
     """A vector-file format flag (``--format``, ``--vectors-format``, ``--out-format``)."""
-    p.add_argument(flag, choices=VECTOR_FORMATS, default=None, help=help)
+    p.add_argument(flag, choices=VECTOR_FORMATS, default=default, help=help)
 
 
 def add_memory_args(p, default_gb: float, tmp_help: str = "directory for spilled runs (default: beside the output)",
