@@ -61,7 +61,7 @@ def main() -> None:
                 run(["staticvec", "train", "word2vec", "--shards", *shards, "--vocab", str(corpus / "vocab.min5.tsv"),
                      "--min-count", "5", *flags.split(), "--seed", str(seed), "--workers", "1",
                      "--out", f"{out}.bin", "--record", f"{out}.json"])
-                run(["staticvec", "evaluate", f"{out}.bin", "--out", str(result), "--threads", "1",
+                run(["staticvec", "evaluate", "intrinsic", f"{out}.bin", "--out", str(result), "--threads", "1",
                      "--data-dir", args.eval_dir, "--oov", "mean", "--tasks", *SETS])
             res = json.loads(result.read_text())["results"]
             scores[(method, seed)] = {k: 100 * res[k]["score"] for k in SETS}

@@ -5,7 +5,7 @@
 
 old: the code and the ``classification`` settings of ``config/config.yaml`` at ``--old`` (fd12b22: grid
 of 8/10/12 epochs at lr 1e-3, then a refit on train + validation); new: this checkout and its config.
-Each side is one ``staticvec classify`` process on 1 thread, as the workflow job (interpreter, torch
+Each side is one ``staticvec evaluate classify`` process on 1 thread, as the workflow job (interpreter, torch
 import, reading and tokenising the six data sets, every seed). The figures are the process's CPU
 seconds (user + system) and wall seconds, and the mean test macro-F1 / accuracy over the data sets.
 
@@ -45,14 +45,14 @@ def random_vectors(path: Path, data_dir: str, dim: int) -> None:
 
 
 def run(tree: Path, config: Path, vectors: Path, out: Path, args) -> dict:
-    """``staticvec classify`` of ``tree`` with ``config``'s classification settings, in a fresh process."""
+    """``staticvec evaluate classify`` of ``tree`` with ``config``'s classification settings, in a fresh process."""
     env = {**os.environ, "PYTHONPATH": str(tree / "workflow"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     flags = subprocess.run(
         [sys.executable, "-c", "import sys, yaml; from staticvec.evaluate.classification_cli import config_arguments as a; "
          "c = yaml.safe_load(open(sys.argv[1])); c['seeds'] = [int(s) for s in sys.argv[2:]]; "
          "c['classification']['seeds'] = None; c['device'] = 'cpu'; print(a(c))", str(config), *map(str, args.seeds)],
         env=env, capture_output=True, text=True, check=True).stdout.strip()
-    cmd = [sys.executable, "-m", "staticvec", "classify", "--vectors", str(vectors), "--data-dir", args.data_dir,
+    cmd = [sys.executable, "-m", "staticvec", "evaluate", "classify", "--vectors", str(vectors), "--data-dir", args.data_dir,
            "--out", str(out), "--threads", "1", *shlex.split(flags)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()

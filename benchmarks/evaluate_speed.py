@@ -9,7 +9,7 @@ not depend on training for speed, only on the vocabulary size and coverage.
 
 The default DAG asks, per embedding and seed, for ``web`` and ``muse`` (24 of 88), ``web`` only (49)
 or ``muse`` only (15) (``W.intrinsic_groups``). For each of the three cases this runs, as the
-workflow does (``staticvec evaluate`` in a fresh process, 1 thread):
+workflow does (``staticvec evaluate intrinsic`` in a fresh process, 1 thread):
 
 * old: the code at ``--old`` (``git archive`` into a temporary directory), one process per protocol;
 * new: this checkout, one process for all the case's protocols (``--protocol``).
@@ -129,7 +129,7 @@ def main() -> None:
         env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
         old_env = {**env, "PYTHONPATH": str(old_tree / "workflow")}
         new_env = {**env, "PYTHONPATH": str(ROOT / "workflow")}
-        base = [sys.executable, "-m", "staticvec", "evaluate", str(vectors), "--data-dir", args.data_dir, *COMMON]
+        base = [sys.executable, "-m", "staticvec", "evaluate", "intrinsic", str(vectors), "--data-dir", args.data_dir, *COMMON]
 
         def old_cmds(protocols, tag):
             cmds = []

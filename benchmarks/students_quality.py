@@ -49,7 +49,7 @@ def run(args) -> None:
                             "--device", "cpu", "--no-progress", "--out", stem + ".npy"], env=env, check=True,
                            stdout=subprocess.DEVNULL, stderr=open(stem + ".log", "w"))
             seconds = time.time() - t0
-            subprocess.run(["staticvec", "evaluate", stem + ".npy", "--tasks", *TASKS, "--out", stem + ".eval.json",
+            subprocess.run(["staticvec", "evaluate", "intrinsic", stem + ".npy", "--tasks", *TASKS, "--out", stem + ".eval.json",
                             "--threads", "1"], env=env, check=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
             scores = extract(json.load(open(stem + ".eval.json")))

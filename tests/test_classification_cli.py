@@ -1,4 +1,4 @@
-"""``staticvec classify`` end to end on small planted data sets, and its config → flags mapping."""
+"""``staticvec evaluate classify`` end to end on small planted data sets, and its config → flags mapping."""
 
 import json
 
@@ -55,7 +55,7 @@ def vectors(tmp_path):
 def test_classify_writes_scores_per_dataset_and_seed(data_dir, vectors, tmp_path, capsys):
     out = tmp_path / "result.json"
     code = main([
-        "classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "mr", "trec",
+        "evaluate", "classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "mr", "trec",
         "--seeds", "1", "2", "--out", str(out), "--device", "cpu",
         "--filters", "8", "--batch-size", "16", "--epochs", "3", "5", "--learning-rates", "0.003", "0.01",
     ])
@@ -90,7 +90,7 @@ def test_oov_words_are_counted(data_dir, vectors, tmp_path):
     (data_dir / "rt-polarity.neg").write_text("awful\ndull\nawful\ndull\n")
     out = tmp_path / "r.json"
     main([
-        "classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "mr", "--seeds", "1",
+        "evaluate", "classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "mr", "--seeds", "1",
         "--out", str(out), "--filters", "2", "--epochs", "1", "--learning-rates", "0.01", "--split", "0.5", "0.25", "0.25",
     ])
     oov = json.loads(out.read_text())["datasets"]["mr"]["oov"]
@@ -101,7 +101,7 @@ def test_a_split_with_an_empty_part_is_an_error(data_dir, vectors, tmp_path, cap
     (data_dir / "rt-polarity.pos").write_text("great\nsuperb\n")
     (data_dir / "rt-polarity.neg").write_text("awful\ndull\n")
     code = main([
-        "classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "mr",
+        "evaluate", "classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "mr",
         "--out", str(tmp_path / "r.json"), "--split", "0.5", "0.25", "0.25",
     ])
     assert code == 2 and "empty" in capsys.readouterr().err
@@ -109,7 +109,7 @@ def test_a_split_with_an_empty_part_is_an_error(data_dir, vectors, tmp_path, cap
 
 def test_malformed_data_line_is_a_clean_error(data_dir, vectors, tmp_path, capsys):
     (data_dir / "TREC.test").write_text("NUM:x how many ?\nno label here\n")
-    code = main(["classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "trec",
+    code = main(["evaluate", "classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "trec",
                  "--out", str(tmp_path / "r.json")])
     assert code == 2
     assert "TREC.test, line 2" in capsys.readouterr().err
@@ -121,7 +121,7 @@ def test_an_interrupted_job_resumes_from_its_finished_runs(data_dir, vectors, tm
     good_test = (data_dir / "TREC.test").read_text()
     (data_dir / "TREC.test").write_text("broken\n")
     args = [
-        "classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "mr", "trec", "--seeds", "1",
+        "evaluate", "classify", "--vectors", str(vectors), "--data-dir", str(data_dir), "--datasets", "mr", "trec", "--seeds", "1",
         "--out", str(out), "--filters", "4", "--epochs", "2", "--learning-rates", "0.01",
     ]
     assert main(args) == 2  # MR finished, TREC failed
@@ -150,11 +150,13 @@ def test_config_arguments_round_trip_through_the_parser():
             "refit": False, "select_by": "accuracy", "split": [0.5, 0.25, 0.25], "threads": 2,
         },
     }
-    args = build_parser().parse_args(["classify", "--vectors", "v", "--data-dir", "d", "--out", "o", *config_arguments(config).split()])
+    args = build_parser().parse_args(["evaluate", "classify", "--vectors", "v", "--data-dir", "d", "--out", "o",
+                                      *config_arguments(config).split()])
     assert args.datasets == ["mr", "sst5"] and args.seeds == [7, 8, 9] and args.device == "cpu"
     assert args.epochs == [2, 4] and args.learning_rates == [0.001] and args.refit is False
     assert args.select_by == "accuracy" and args.split == [0.5, 0.25, 0.25]
     assert args.filters == 100  # not in the section: the paper's default
     config["classification"]["seeds"] = None
-    args = build_parser().parse_args(["classify", "--vectors", "v", "--data-dir", "d", "--out", "o", *config_arguments(config).split()])
+    args = build_parser().parse_args(["evaluate", "classify", "--vectors", "v", "--data-dir", "d", "--out", "o",
+                                      *config_arguments(config).split()])
     assert args.seeds == [1, 2]

@@ -52,7 +52,7 @@ def test_cli_writes_result_json(tmp_path):
     vectors = tmp_path / "v.bin"
     royal_embedding().save(vectors)
     out = tmp_path / "out" / "result.json"
-    code = main(["evaluate", str(vectors), "--out", str(out), "--data-dir", str(data), "--oov", "mean",
+    code = main(["evaluate", "intrinsic", str(vectors), "--out", str(out), "--data-dir", str(data), "--oov", "mean",
                  "--tasks", "ws353", "google", "--device", "cpu", "--threads", "1"])
     assert code == 0
     result = json.loads(out.read_text())
@@ -71,7 +71,7 @@ def test_cli_writes_result_json(tmp_path):
 def test_cli_reports_a_bad_vector_file_by_file_and_line(tmp_path, capsys, content, problem):
     vectors = tmp_path / "v.txt"
     vectors.write_bytes(content)
-    code = main(["evaluate", str(vectors), "--out", str(tmp_path / "r.json"), "--data-dir", str(tmp_path), "--tasks", "ws353"])
+    code = main(["evaluate", "intrinsic", str(vectors), "--out", str(tmp_path / "r.json"), "--data-dir", str(tmp_path), "--tasks", "ws353"])
     assert code == 2
     err = capsys.readouterr().err
     assert str(vectors) in err and problem in err
@@ -83,7 +83,7 @@ def test_cli_reports_a_malformed_dataset_by_file_and_line(tmp_path, capsys):
     (data / "similarity/EN-WS-353-ALL.txt").write_text("king\tqueen\t9\nman woman\n")
     vectors = tmp_path / "v.txt"
     royal_embedding().save(vectors)
-    code = main(["evaluate", str(vectors), "--out", str(tmp_path / "r.json"), "--data-dir", str(data), "--tasks", "ws353"])
+    code = main(["evaluate", "intrinsic", str(vectors), "--out", str(tmp_path / "r.json"), "--data-dir", str(data), "--tasks", "ws353"])
     assert code == 2
     assert "EN-WS-353-ALL.txt, line 2" in capsys.readouterr().err
 
@@ -187,10 +187,10 @@ def test_cli_protocols_write_what_single_runs_write(tmp_path):
     vectors = tmp_path / "v.bin"
     royal_embedding().save(vectors)
     common = ["--data-dir", str(data), "--tasks", "ws353", "google", "ap", "--device", "cpu", "--threads", "1"]
-    assert main(["evaluate", str(vectors), "--protocol", "web", "mean,lower,all", str(tmp_path / "web.json"),
+    assert main(["evaluate", "intrinsic", str(vectors), "--protocol", "web", "mean,lower,all", str(tmp_path / "web.json"),
                  "--protocol", "muse", "drop,lower,3", str(tmp_path / "muse.json"), *common]) == 0
-    assert main(["evaluate", str(vectors), "--out", str(tmp_path / "web1.json"), "--oov", "mean", *common]) == 0
-    assert main(["evaluate", str(vectors), "--out", str(tmp_path / "muse1.json"), "--max-vocab", "3", *common]) == 0
+    assert main(["evaluate", "intrinsic", str(vectors), "--out", str(tmp_path / "web1.json"), "--oov", "mean", *common]) == 0
+    assert main(["evaluate", "intrinsic", str(vectors), "--out", str(tmp_path / "muse1.json"), "--max-vocab", "3", *common]) == 0
     for name in ("web", "muse"):
         both = _without_seconds(json.loads((tmp_path / f"{name}.json").read_text()))
         alone = _without_seconds(json.loads((tmp_path / f"{name}1.json").read_text()))
@@ -209,22 +209,19 @@ def test_cli_protocols_write_what_single_runs_write(tmp_path):
 def test_cli_protocol_errors(tmp_path, capsys, extra, message):
     vectors = tmp_path / "v.bin"
     royal_embedding().save(vectors)
-    assert main(["evaluate", str(vectors), "--tasks", "neighbours", *extra]) == 2
+    assert main(["evaluate", "intrinsic", str(vectors), "--tasks", "neighbours", *extra]) == 2
     assert message in capsys.readouterr().err
 
 
 def test_multi_protocol_options_round_trip_through_the_cli_parser():
     """The rule's options (multi_cli_options) parse back to each protocol's view of config.yaml."""
-    import argparse
-
+    from staticvec.cli import build_parser
     from staticvec.config import load_config
     from staticvec.evaluate import intrinsic
 
     config = load_config(["config/config.yaml"])
     outs = {"web": "a/intrinsic.web.json", "muse": "a/intrinsic.muse.json"}
-    parser = argparse.ArgumentParser()
-    intrinsic.register(parser.add_subparsers())
-    args = parser.parse_args(["evaluate", "v.bin", *intrinsic.multi_cli_options(config, outs)])
+    args = build_parser().parse_args(["evaluate", "intrinsic", "v.bin", *intrinsic.multi_cli_options(config, outs)])
     views = {name: (intrinsic.parse_view(view), out) for name, view, out in args.protocol}
     for name, out in outs.items():
         chosen = config["evaluation"]["protocols"][name]

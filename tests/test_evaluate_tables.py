@@ -180,7 +180,7 @@ def test_table_cli_and_input_paths(tmp_path):
     meta = tmp_path / "manifest.json"
     meta.write_text(json.dumps({"corpus": "enwiki-2015 AA", "tokens": 2e6, "teacher": "all-MiniLM-L6-v2"}))
     out_csv, out_md = tmp_path / "t/table1.csv", tmp_path / "t/table1.md"
-    code = main(["table", "--spec", str(ROOT / "config/tables.yaml"), "--root", str(ROOT), "--table", "semglove_table1",
+    code = main(["report", "table", "--spec", str(ROOT / "config/tables.yaml"), "--root", str(ROOT), "--table", "semglove_table1",
                  "--out-csv", str(out_csv), "--out-md", str(out_md), "--meta", str(meta), f"sg={res}"])
     assert code == 0
     text = out_md.read_text()

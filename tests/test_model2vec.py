@@ -261,6 +261,6 @@ def test_the_default_run_plans_the_model2vec_row(shared_data):
     summary = next(line for line in out.splitlines() if "staticvec report summary" in line)
     for protocol in ("web", "muse"):  # the cross-paper summary has the row
         assert f"model2vec=results/default/eval/model2vec/seed1/intrinsic.{protocol}.json" in summary
-    table3 = next(line for line in out.splitlines() if "staticvec table" in line and "--table x2static_table3" in line)
+    table3 = next(line for line in out.splitlines() if "staticvec report table" in line and "--table x2static_table3" in line)
     assert "model2vec_teacher_dim=results/default/eval/model2vec_teacher_dim/seed1/intrinsic.muse.json" in table3
     assert "benchmark: results/default/benchmarks/train/model2vec/seed1.tsv" in out  # its seconds in the timings

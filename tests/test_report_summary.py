@@ -6,7 +6,8 @@ import math
 import pytest
 
 from staticvec.errors import StaticvecError
-from staticvec.report.summary import build_summary, parse_results, t_interval, to_markdown
+from staticvec.report.cli import protocol_results
+from staticvec.report.summary import build_summary, t_interval, to_markdown
 
 
 def _result(found=300, total=353, **scores):
@@ -55,10 +56,10 @@ def test_summary_table_rows_blocks_coverage_and_markdown():
 
 
 def test_results_arguments_are_protocol_and_id():
-    assert parse_results(["web/glove=a.json", "web/glove=b.json", "muse/sg=c.json"]) == {
+    assert protocol_results(["web/glove=a.json", "web/glove=b.json", "muse/sg=c.json"]) == {
         ("web", "glove"): ["a.json", "b.json"], ("muse", "sg"): ["c.json"]}
     with pytest.raises(StaticvecError, match="PROTOCOL/ID=FILE"):
-        parse_results(["glove=a.json"])
+        protocol_results(["glove=a.json"])
 
 
 def test_summary_cli_writes_csv_markdown_html(tmp_path):

@@ -61,7 +61,7 @@ def test_table_command_reads_the_records_named_in_the_sheet(tmp_path):
         (tmp_path / f"{emb}.eval.json").write_text(json.dumps(_result(0.4)))
         args += [f"{emb}={tmp_path / f'{emb}.eval.json'}", f"{emb}@record={tmp_path / f'{emb}.json'}"]
     out_md = tmp_path / "t4.md"
-    assert main(["table", "--spec", str(ROOT / "config/tables.yaml"), "--root", str(ROOT), "--table", "semglove_table4",
+    assert main(["report", "table", "--spec", str(ROOT / "config/tables.yaml"), "--root", str(ROOT), "--table", "semglove_table4",
                  "--out-csv", str(tmp_path / "t4.csv"), "--out-md", str(out_md), *args]) == 0
     text = out_md.read_text()
     assert "5K / 200M" in text and "5K / 300M" in text and "distinct word pairs" in text
@@ -111,7 +111,7 @@ def test_released_code_readings_are_rows_beside_the_papers(tmp_path):
     res = tmp_path / "c2v_released.json"
     res.write_text(json.dumps({"results": {"ws353": {"score": 0.5, "found": 353, "total": 353}}}))
     out_md = tmp_path / "t1.md"
-    assert main(["table", "--spec", str(ROOT / "config/tables.yaml"), "--root", str(ROOT), "--table", "c2v_table1",
+    assert main(["report", "table", "--spec", str(ROOT / "config/tables.yaml"), "--root", str(ROOT), "--table", "c2v_table1",
                  "--out-csv", str(tmp_path / "t1.csv"), "--out-md", str(out_md), f"c2v_released={res}"]) == 0
     lines = out_md.read_text().splitlines()
     row = next(line for line in lines if line.startswith("| c2v_released (ours; not in the paper) | c2v_released |"))

@@ -1,4 +1,4 @@
-"""`staticvec tag` and `staticvec tag-summary` end to end on a tiny chunking set."""
+"""`staticvec evaluate tag` and `staticvec evaluate tag-summary` end to end on a tiny chunking set."""
 
 import json
 import math
@@ -40,7 +40,7 @@ HPARAMS = json.dumps({"hidden": 8, "casing_dim": 2, "batch_size": 8, "max_epochs
 def test_tag_writes_scores_curve_and_data_source(tiny_chunking, tmp_path):
     data, vectors = tiny_chunking
     out = tmp_path / "r.json"
-    assert main(["tag", "--vectors", str(vectors), "--task", "chunk", "--data-dir", str(data), "--seed", "3",
+    assert main(["evaluate", "tag", "--vectors", str(vectors), "--task", "chunk", "--data-dir", str(data), "--seed", "3",
                  "--hparams", HPARAMS, "--device", "cpu", "--out", str(out)]) == 0
     r = json.loads(out.read_text())
     assert (r["status"], r["embedding"], r["task"], r["seed"], r["source"], r["metric"]) == ("ok", "tiny", "chunk", 3, "CoNLL-2000", "f1")
@@ -55,18 +55,18 @@ def test_tag_writes_scores_curve_and_data_source(tiny_chunking, tmp_path):
 def test_ner_without_data_records_not_run(tiny_chunking, tmp_path):
     _, vectors = tiny_chunking
     out = tmp_path / "ner.json"
-    assert main(["tag", "--vectors", str(vectors), "--task", "ner", "--seed", "1", "--out", str(out)]) == 0
+    assert main(["evaluate", "tag", "--vectors", str(vectors), "--task", "ner", "--seed", "1", "--out", str(out)]) == 0
     r = json.loads(out.read_text())
     assert r["status"] == "not run: data not supplied" and r["task"] == "ner"
     summary = tmp_path / "s.json"
-    assert main(["tag-summary", str(out), "--out", str(summary)]) == 0
+    assert main(["evaluate", "tag-summary", str(out), "--out", str(summary)]) == 0
     result = json.loads(summary.read_text())["results"]["ner"]
     assert result["score"] is None and result["status"] == "not run: data not supplied"
 
 
 def test_unknown_hparam_is_a_clear_error(tiny_chunking, tmp_path, capsys):
     data, vectors = tiny_chunking
-    code = main(["tag", "--vectors", str(vectors), "--task", "chunk", "--data-dir", str(data), "--hparams", '{"hiden": 3}',
+    code = main(["evaluate", "tag", "--vectors", str(vectors), "--task", "chunk", "--data-dir", str(data), "--hparams", '{"hiden": 3}',
                  "--out", str(tmp_path / "x.json")])
     assert code == 2 and "unknown tagger setting(s) hiden" in capsys.readouterr().err
 
@@ -79,7 +79,7 @@ def test_summary_mean_and_sample_std_over_seeds(tmp_path):
         paths.append(tmp_path / f"{seed}.json")
         paths[-1].write_text(json.dumps(record))
     out, table = tmp_path / "summary.json", tmp_path / "summary.csv"
-    assert main(["tag-summary", *map(str, paths), "--out", str(out), "--csv", str(table)]) == 0
+    assert main(["evaluate", "tag-summary", *map(str, paths), "--out", str(out), "--csv", str(table)]) == 0
     s = json.loads(out.read_text())["results"]["chunking"]
     assert s["score"] == s["test"]["score"] == pytest.approx(0.93)
     assert s["test"]["sd"] == pytest.approx(math.sqrt(((0.03) ** 2 + (0.01) ** 2 + (0.04) ** 2) / 2))
@@ -95,12 +95,12 @@ def test_summary_is_read_by_the_paper_table_builder(tiny_chunking, tmp_path):
     runs = []
     for seed in (1, 2):
         runs.append(tmp_path / f"chunk.seed{seed}.json")
-        assert main(["tag", "--vectors", str(vectors), "--task", "chunk", "--data-dir", str(data), "--seed", str(seed),
+        assert main(["evaluate", "tag", "--vectors", str(vectors), "--task", "chunk", "--data-dir", str(data), "--seed", str(seed),
                      "--hparams", HPARAMS, "--device", "cpu", "--out", str(runs[-1])]) == 0
     runs.append(tmp_path / "ner.seed1.json")
-    assert main(["tag", "--vectors", str(vectors), "--task", "ner", "--out", str(runs[-1])]) == 0
+    assert main(["evaluate", "tag", "--vectors", str(vectors), "--task", "ner", "--out", str(runs[-1])]) == 0
     out = tmp_path / "tagging.json"
-    assert main(["tag-summary", *map(str, runs), "--out", str(out)]) == 0
+    assert main(["evaluate", "tag-summary", *map(str, runs), "--out", str(out)]) == 0
     summary = json.loads(out.read_text())
     value, found, total = tables.result_value(summary, "chunking.test")
     expected = [json.loads(p.read_text())["test"] for p in runs[:2]]

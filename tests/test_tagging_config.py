@@ -6,7 +6,7 @@ import shlex
 import pytest
 
 from staticvec.config import ConfigError, load_config, validate_config
-from staticvec.evaluate.tagging.cli import parse_hparams
+from staticvec.cli_args import json_or_file
 from staticvec.evaluate.tagging.data import tag_data_arguments, tagger_arguments
 from staticvec.evaluate.tagging.train import TaggerConfig
 
@@ -47,6 +47,6 @@ def test_schema_rejects_unknown_and_bad_tagger_settings(config):
 def test_rule_arguments_carry_the_config(config):
     config["tagging"]["tagger"]["lr"] = 0.02
     words = shlex.split(tagger_arguments(config))
-    assert parse_hparams(words[words.index("--hparams") + 1])["lr"] == 0.02
+    assert json_or_file(words[words.index("--hparams") + 1], "--hparams")["lr"] == 0.02
     assert tag_data_arguments(config, "ner") == ""
     assert shlex.split(tag_data_arguments(config, "chunk"))[-2:] == ["--data-format", "conll2000"]

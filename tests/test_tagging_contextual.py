@@ -59,7 +59,7 @@ def test_tag_with_a_teacher_directory(tmp_path):
     (data / "test.txt").write_text(rows * 4)
     out = tmp_path / "r.json"
     hparams = json.dumps({"hidden": 8, "casing_dim": 0, "max_epochs": 2, "batch_size": 5})
-    assert main(["tag", "--teacher", str(model_dir), "--task", "chunk", "--data-dir", str(data), "--hparams", hparams,
+    assert main(["evaluate", "tag", "--teacher", str(model_dir), "--task", "chunk", "--data-dir", str(data), "--hparams", hparams,
                  "--device", "cpu", "--out", str(out)]) == 0
     r = json.loads(out.read_text())
     assert r["status"] == "ok" and r["embedding"] == "contextual-tiny-bert" and r["inputs"]["kind"] == "contextual"

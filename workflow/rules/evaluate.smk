@@ -35,7 +35,7 @@ for _protocols, _embeddings in W.intrinsic_groups().items():
         conda:
             CPU_ENV
         shell:
-            "staticvec evaluate {input.vectors} --threads {threads} {params.options} > {log} 2>&1"
+            "staticvec evaluate intrinsic {input.vectors} --threads {threads} {params.options} > {log} 2>&1"
 
     workflow.ruleorder(W.intrinsic_rule_name(_protocols), "evaluate_intrinsic")  # one job per embedding
 
@@ -61,7 +61,7 @@ rule evaluate_intrinsic:
     conda:
         CPU_ENV
     shell:
-        "staticvec evaluate {input.vectors} --out {output} --threads {threads} {params.options} > {log} 2>&1"
+        "staticvec evaluate intrinsic {input.vectors} --out {output} --threads {threads} {params.options} > {log} 2>&1"
 
 
 rule paper_table:
@@ -88,5 +88,5 @@ rule paper_table:
     conda:
         CPU_ENV
     shell:
-        "staticvec table --spec {input.sheet} --table {wildcards.paper}_{wildcards.table} --meta {input.manifest}"
+        "staticvec report table --spec {input.sheet} --table {wildcards.paper}_{wildcards.table} --meta {input.manifest}"
         " --out-csv {output.csv} --out-md {output.md} {params.results} > {log} 2>&1"

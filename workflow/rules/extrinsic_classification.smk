@@ -24,5 +24,5 @@ rule classification:
     conda:
         GPU_ENV
     shell:
-        "staticvec classify --vectors {input.vectors} --data-dir {params.data} --out {output} --threads {threads}"
+        "staticvec evaluate classify --vectors {input.vectors} --data-dir {params.data} --out {output} --threads {threads}"
         " {params.args} > {log} 2>&1"

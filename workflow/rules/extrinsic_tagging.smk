@@ -34,7 +34,7 @@ rule tag:
     conda:
         GPU_ENV
     shell:
-        "staticvec tag --vectors {input.vectors} --name {wildcards.emb} --task {wildcards.task} {params.data}"
+        "staticvec evaluate tag --vectors {input.vectors} --name {wildcards.emb} --task {wildcards.task} {params.data}"
         " --seed {wildcards.seed} --threads {threads} {params.args} --out {output} > {log} 2>&1"
 
 
@@ -64,7 +64,7 @@ rule tag_contextual:
     conda:
         GPU_ENV
     shell:
-        "staticvec tag --teacher {params.teacher} --layer {params.layer} {params.online} --name contextual-{wildcards.teacher}"
+        "staticvec evaluate tag --teacher {params.teacher} --layer {params.layer} {params.online} --name contextual-{wildcards.teacher}"
         " --task {wildcards.task} {params.data} --seed {wildcards.seed} --threads {threads} {params.args}"
         " --out {output} > {log} 2>&1"
 
@@ -86,4 +86,4 @@ rule tag_summary:
     conda:
         CPU_ENV
     shell:
-        "staticvec tag-summary {input} --out {output.json} --csv {output.csv} > {log} 2>&1"
+        "staticvec evaluate tag-summary {input} --out {output.json} --csv {output.csv} > {log} 2>&1"

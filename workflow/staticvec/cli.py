@@ -1,8 +1,11 @@
-"""The ``staticvec`` command line: thin sub-commands, one per workflow step.
+"""The ``staticvec`` command line: one command group per workflow stage.
 
-Each stage module exposes ``register(subparsers)`` adding its commands; handlers import
-their heavy dependencies (torch, transformers, gensim) lazily so that ``staticvec --help``
-and the light stages start fast.
+Top level: ``config`` and ``resources`` (defined here), then one group per stage, each built by
+its subpackage's ``cli.py`` (``register(subparsers)``): ``corpus``, ``teacher``, ``cooc``,
+``train``, ``post``, ``evaluate`` (``intrinsic``, ``classify``, ``tag``, ``tag-summary``) and
+``report`` (``table``, ``figure``, ``summary``, ``manifest``, ...). Flags shared between commands
+are defined once in :mod:`staticvec.cli_args`. Handlers import their heavy dependencies (torch,
+transformers, gensim) lazily so that ``staticvec --help`` and the light stages start fast.
 """
 
 from __future__ import annotations
@@ -13,23 +16,19 @@ import logging
 import sys
 
 from staticvec import __version__
+from staticvec.cli_args import add_group
 from staticvec.errors import StaticvecError
 
-# One line per stage; each module defines register(subparsers).
+# One line per stage, in workflow order; each module defines register(subparsers).
 COMMAND_MODULES = [
-    "staticvec.config",
-    "staticvec.resources",
     "staticvec.corpus.cli",
-    "staticvec.post.cli",
     "staticvec.teacher.cli",
-    "staticvec.evaluate.intrinsic",
-    "staticvec.report.tables",
-    "staticvec.report.cli",
-    "staticvec.evaluate.classification_cli",
     "staticvec.cooc.cli",
     "staticvec.train.cli",
     "staticvec.train.student_cli",  # after staticvec.train.cli: it adds its commands to `staticvec train`
-    "staticvec.evaluate.tagging.cli",
+    "staticvec.post.cli",
+    "staticvec.evaluate.cli",
+    "staticvec.report.cli",
 ]
 
 
@@ -41,9 +40,83 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"staticvec {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _register_config(subparsers)
+    _register_resources(subparsers)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
     return parser
+
+
+# ---------------------------------------------------------------- staticvec config
+
+
+def _register_config(subparsers) -> None:
+    parser = subparsers.add_parser("config", help="check config files against the schema")
+    parser.add_argument("files", nargs="+", help="config files, merged in order (later override earlier)")
+    parser.set_defaults(handler=_config)
+
+
+def _config(args) -> int:
+    from staticvec.config import load_config, validate_config
+
+    validate_config(load_config(args.files), sources=" + ".join(map(str, args.files)))
+    print(f"ok: {' + '.join(map(str, args.files))} is a valid configuration")
+    return 0
+
+
+# ---------------------------------------------------------------- staticvec resources
+
+
+def _registry_arg(p, help: str = "the resource registry (default config/resources.yaml)") -> None:
+    p.add_argument("--registry", default="config/resources.yaml", help=help)
+
+
+def _register_resources(subparsers) -> None:
+    sub = add_group(subparsers, "resources", help="fetch and verify external inputs", dest="resources_command")
+    p = sub.add_parser("fetch", help="fetch (mirror first, then URL) and verify a resource")
+    _registry_arg(p, help="the resource registry (URLs, checksums; default config/resources.yaml)")
+    p.add_argument("--group", required=True, help="registry entry")
+    p.add_argument("--member", help="one member (default: the whole group)")
+    p.add_argument("--mirror", default=None,
+                   help="directory searched first, with the registry's relative paths (default: none)")
+    p.add_argument("--download-dir", default="resources/data", help="where verified copies go (default resources/data)")
+    p.add_argument("--allow-download", action="store_true",
+                   help="download from the registry's URLs what the mirror lacks (default: mirror only)")
+    p.add_argument("--retries", type=int, default=3,
+                   help="further attempts per URL after a failed download, with exponential back-off (default 3)")
+    p.add_argument("--marker", help="write a JSON marker here when a whole group is fetched")
+    p.set_defaults(handler=_resources_fetch)
+
+    p = sub.add_parser("list", help="list registry entries and their members")
+    _registry_arg(p)
+    p.add_argument("--group", help="list only this registry entry (default: all)")
+    p.set_defaults(handler=_resources_list)
+
+
+def _resources_fetch(args) -> int:
+    from staticvec.resources import Registry, ResourceError, fetch, fetch_group
+
+    registry = Registry.load(args.registry)
+    if args.member:
+        member = registry.group(args.group).members.get(args.member)
+        if member is None:
+            raise ResourceError(f"{args.registry}: '{args.group}' has no member '{args.member}'")
+        fetch(member, args.mirror, args.download_dir, args.allow_download, args.retries)
+    else:
+        fetch_group(args.group, registry, args.mirror, args.download_dir, args.allow_download, args.retries, args.marker)
+    return 0
+
+
+def _resources_list(args) -> int:
+    from staticvec.resources import Registry
+
+    registry = Registry.load(args.registry)
+    for line in registry.describe(args.group):
+        print(line)
+    return 0
+
+
+# ---------------------------------------------------------------- main
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -177,18 +177,3 @@ def resolve_path(path: str | os.PathLike, root: str | os.PathLike | None = None)
     p = Path(os.path.expanduser(str(path)))
     return p if p.is_absolute() else Path(root or os.getcwd()) / p
 
-
-# ---------------------------------------------------------------- CLI
-
-
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("config", help="check config files against the schema")
-    parser.add_argument("files", nargs="+", help="config files, merged in order (later override earlier)")
-    parser.set_defaults(handler=_cli_validate)
-
-
-def _cli_validate(args) -> int:
-    config = load_config(args.files)
-    validate_config(config, sources=" + ".join(map(str, args.files)))
-    print(f"ok: {' + '.join(map(str, args.files))} is a valid configuration")
-    return 0

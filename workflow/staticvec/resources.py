@@ -112,6 +112,18 @@ class Registry:
             raise ResourceError(f"{self.source}: patterns {unmatched} match no member of '{gid}'")
         return chosen
 
+    def describe(self, gid: str | None = None) -> list[str]:
+        """One line per entry (all, or only ``gid`` with a line per member), as ``staticvec resources list`` prints."""
+        lines = []
+        for key, group in self.groups.items():
+            if gid and key != gid:
+                continue
+            lines.append(f"{key}: {len(group.members)} file(s) under {group.path} — {group.description} [{group.licence}]")
+            if gid:
+                lines += [f"  {m.name}  {m.sha256 or '(sha from list)'}  {m.urls[0] if m.urls else '(manual)'}"
+                          for m in group.members.values()]
+        return lines
+
 
 def _build_group(gid: str, spec: dict, root: Path, registry_path) -> Group:
     group = Group(gid, spec["path"].rstrip("/"), spec.get("fetch", "group"), spec.get("description", ""), spec.get("licence", ""))
@@ -326,53 +338,3 @@ def check_available(members: list[Member], mirror, download_dir, allow_download:
     if missing:
         raise MissingResourcesError(missing_message(missing, mirror, download_dir))
 
-
-# ---------------------------------------------------------------- CLI
-
-
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("resources", help="fetch and verify external inputs")
-    sub = parser.add_subparsers(dest="resources_command", required=True)
-    fetch_p = sub.add_parser("fetch", help="fetch (mirror first, then URL) and verify a resource")
-    fetch_p.add_argument("--registry", default="config/resources.yaml",
-                         help="the resource registry (URLs, checksums; default config/resources.yaml)")
-    fetch_p.add_argument("--group", required=True, help="registry entry")
-    fetch_p.add_argument("--member", help="one member (default: the whole group)")
-    fetch_p.add_argument("--mirror", default=None,
-                         help="directory searched first, with the registry's relative paths (default: none)")
-    fetch_p.add_argument("--download-dir", default="resources/data",
-                         help="where verified copies go (default resources/data)")
-    fetch_p.add_argument("--allow-download", action="store_true",
-                         help="download from the registry's URLs what the mirror lacks (default: mirror only)")
-    fetch_p.add_argument("--retries", type=int, default=3,
-                         help="further attempts per URL after a failed download, with exponential back-off (default 3)")
-    fetch_p.add_argument("--marker", help="write a JSON marker here when a whole group is fetched")
-    fetch_p.set_defaults(handler=_cli_fetch)
-    list_p = sub.add_parser("list", help="list registry entries and their members")
-    list_p.add_argument("--registry", default="config/resources.yaml", help="the resource registry (default config/resources.yaml)")
-    list_p.add_argument("--group", help="list only this registry entry (default: all)")
-    list_p.set_defaults(handler=_cli_list)
-
-
-def _cli_fetch(args) -> int:
-    registry = Registry.load(args.registry)
-    if args.member:
-        member = registry.group(args.group).members.get(args.member)
-        if member is None:
-            raise ResourceError(f"{args.registry}: '{args.group}' has no member '{args.member}'")
-        fetch(member, args.mirror, args.download_dir, args.allow_download, args.retries)
-    else:
-        fetch_group(args.group, registry, args.mirror, args.download_dir, args.allow_download, args.retries, args.marker)
-    return 0
-
-
-def _cli_list(args) -> int:
-    registry = Registry.load(args.registry)
-    for gid, group in registry.groups.items():
-        if args.group and gid != args.group:
-            continue
-        print(f"{gid}: {len(group.members)} file(s) under {group.path} — {group.description} [{group.licence}]")
-        if args.group:
-            for m in group.members.values():
-                print(f"  {m.name}  {m.sha256 or '(sha from list)'}  {m.urls[0] if m.urls else '(manual)'}")
-    return 0

@@ -571,3 +571,85 @@ def restrict_values(values: str | os.PathLike, pairs: str | os.PathLike, out: st
     if missing:
         log.warning("%s: %d of %d pairs have no value in %s (left out)", out, missing, pstore.n_entries, values)
     return writer.header
+
+
+# ---------------------------------------------------------------- one shard's stores, from stored or fresh features
+
+
+def semglove_shard(vocab, vocab_path, attention=(), mlm=(), *, features=None, shards=None, window: int | None = None,
+                   drop_target: str = "auto", teacher: str | None = None, online: bool = False,
+                   mlm_head: str | None = None, mlm_topk: int = 11, mlm_mode: str = "auto",
+                   mlm_masking: str = "whole_word", device: str = "auto", dtype: str = "auto",
+                   max_length: int | None = None, batch_tokens: int = 8192, part_sentences: int = 4096,
+                   memory_gb: float = 2.0, max_open: int = 64, tmp_dir: str | None = None) -> dict:
+    """Every variant's store of one shard from one read of its ``features`` (stored teacher features),
+    or from one teacher pass over the corpus ``shards`` now (``teacher.cache: recompute``).
+
+    ``attention``/``mlm``: ``(TOP, WEIGHT, OUT)`` triples, one per variant (attention: word store;
+    MLM: piece store); ``window``: the attention candidates' ±window (default: the features' S).
+    Returns :func:`build_shard`'s result."""
+    variants = [Variant(f"attention-{top}-{weight}", "attention", int(top), weight, out, window)
+                for top, weight, out in attention]
+    variants += [Variant(f"mlm-{top}-{weight}", "mlm", int(top), weight, out) for top, weight, out in mlm]
+    if not variants:
+        raise StaticvecError("nothing to build: give at least one --attention or --mlm variant")
+    for v in variants:
+        if v.top < 1:
+            raise StaticvecError(f"{v.name}: TOP must be ≥ 1")
+        if v.weight not in WEIGHTS:
+            raise StaticvecError(f"{v.name}: WEIGHT must be divide or rank, not {v.weight!r}")
+    needs_pieces = any(v.source == "mlm" for v in variants)
+    tmp_dir = tmp_dir or os.path.dirname(os.path.abspath(variants[0].out))
+    if features:
+        parts, meta = stored_parts(features, vocab, vocab_path)
+        sources = [os.path.basename(os.path.dirname(os.path.abspath(f)) if str(f).endswith(".json") else os.path.abspath(f))
+                   for f in features]
+        pieces = None
+        if needs_pieces:
+            if not teacher:
+                raise StaticvecError("MLM variants need --teacher (its tokenizer names the predicted pieces)")
+            pieces = PieceVocabulary.from_tokenizer(load_tokenizer(teacher, not online), meta["teacher"].get("vocab_size"))
+    else:
+        if not teacher:
+            raise StaticvecError("--shard needs --teacher (the features are computed now)")
+        parts, meta, pieces = _teacher_parts(shards, vocab, variants, needs_pieces, window, teacher, online, mlm_head,
+                                             mlm_topk, mlm_mode, mlm_masking, device, dtype, max_length, batch_tokens,
+                                             part_sentences)
+        sources = [os.path.basename(s) for s in shards]
+    result = build_shard(parts, vocab, variants, meta, pieces, drop_target, memory_gb, tmp_dir, max_open, sources,
+                         progress=True)
+    for v in variants:
+        log.info("%s → %s: %d entries", v.name, v.out, result["headers"][v.name]["n_entries"])
+    log.info("builders: %.1f s for %d sentences", result["builder_seconds"], result["n_sentences"])
+    return result
+
+
+def _teacher_parts(shards, vocab, variants, needs_pieces, window, teacher_spec, online, mlm_head, mlm_topk, mlm_mode,
+                   mlm_masking, device, dtype, max_length, batch_tokens, part_sentences):
+    """Features computed now, one teacher pass for every variant: (parts, feature meta, piece vocabulary)."""
+    from staticvec.teacher.features import FeatureSpec, iter_features
+    from staticvec.teacher.load import load_teacher
+
+    # raw positions ±2S: the S in-vocabulary words on each side (OOV deleted first) lie within them
+    # unless more than S out-of-vocabulary words intervene (counted in the store's beyond_features)
+    S = 2 * (window or 5) if any(v.source == "attention" for v in variants) else 0
+    teacher = load_teacher(teacher_spec, device=device, offline=not online, attention=S > 0,
+                           mlm_head=mlm_head if needs_pieces else None, dtype=dtype, max_length=max_length)
+    mode = mlm_mode
+    if mode == "auto":
+        mode = "unmasked" if teacher.mlm_head_kind == "fitted" else "masked"
+    spec = FeatureSpec(context="sentence", layers=(), attention_window=S, mlm_topk=mlm_topk if needs_pieces else 0,
+                       mlm_mode=mode, mlm_masking=mlm_masking)
+    head = getattr(teacher, "fitted_head", None)
+    meta = {"spec": spec.to_dict(), "teacher": teacher.describe(), "vocab_size": len(vocab),
+            "mlm_head": {"kind": teacher.mlm_head_kind} if needs_pieces else None}
+    if head is not None:
+        meta["mlm_head"].update(head.meta)
+
+    def parts():
+        for shard in shards:
+            for _, arrays in iter_features(teacher, shard, spec, vocab, part_sentences, batch_tokens):
+                yield arrays
+
+    pieces = PieceVocabulary.from_tokenizer(teacher.tokenizer, meta["teacher"]["vocab_size"]) if needs_pieces else None
+    return parts(), meta, pieces

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from staticvec.cli_args import add_group, add_out_arg
+
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("corpus", help="Wikipedia text → tokenized sentence shards, vocabulary, manifest")
-    sub = parser.add_subparsers(dest="corpus_command", required=True)
+    sub = add_group(subparsers, "corpus", help="Wikipedia text → tokenized sentence shards, vocabulary, manifest",
+                    dest="corpus_command")
 
     p = sub.add_parser("extract-dump", help="clean a pages-articles XML dump (.bz2) with wikiextractor")
     p.add_argument("dump")
-    p.add_argument("--out", required=True, help="output directory of <doc> files")
+    add_out_arg(p, help="output directory of <doc> files")
     p.add_argument("--processes", type=int, default=1, help="WikiExtractor worker processes (default 1)")
     p.add_argument("--index", default=None,
                    help="the multistream dump's index (offset:page_id:title); with --part/--parts, extract one part")
@@ -21,7 +23,7 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("tokenize", help="split and tokenize one WikiExtractor file (or extracted-dump directory)")
     p.add_argument("source")
-    p.add_argument("--out", required=True, help="tokenized shard (.tsv.gz)")
+    add_out_arg(p, help="tokenized shard (.tsv.gz)")
     p.add_argument("--stats", required=True, help="JSON counts of the tokenized file")
     p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True,
                    help="lower-case the tokens (default; the papers' vocabularies are uncased)")
@@ -55,14 +57,14 @@ def register(subparsers) -> None:
     p.add_argument("--counts", nargs="+", required=True, help="per-shard word counts to add up")
     p.add_argument("--min-count", type=int, required=True, help="keep words seen at least this often")
     p.add_argument("--max-size", type=int, default=None, help="keep at most this many words, most frequent first (default: no cap)")
-    p.add_argument("--out", required=True, help="vocabulary file to write (word TAB count)")
+    add_out_arg(p, help="vocabulary file to write (word TAB count)")
     p.set_defaults(handler=_vocab)
 
     p = sub.add_parser("restrict-embeddings",
                        help="keep an embedding's rows of a vocabulary's words (a corpus fraction's own vocabulary)")
     p.add_argument("vectors", help="input vectors (.bin word2vec binary, .txt, .npy)")
     p.add_argument("--vocab", required=True, help="vocabulary file (word TAB count)")
-    p.add_argument("--out", required=True, help="output vectors (format from the name)")
+    add_out_arg(p, help="output vectors (format from the name)")
     p.set_defaults(handler=_restrict_embeddings)
 
 
@@ -91,15 +93,14 @@ def _tokenize(args) -> int:
 
 
 def _prepare(args) -> int:
-    import json
-
+    from staticvec.cli_args import json_arg
     from staticvec.corpus.prepare import prepare_corpus
     from staticvec.errors import StaticvecError
 
     if len(args.tokenized) != len(args.stats):
         raise StaticvecError("--tokenized and --stats must list the same number of files")
     manifest = prepare_corpus(args.tokenized, args.stats, args.out_dir, args.shards, args.max_tokens, args.min_count,
-                              json.loads(args.describe))
+                              json_arg(args.describe, "--describe"))
     t = manifest["totals"]
     print(f"corpus: {t['articles']} articles, {t['paragraphs']} paragraphs, {t['sentences']} sentences, "
           f"{t['tokens']} tokens, vocabulary {t['vocabulary']} (min count {t['min_count']}) in {args.shards} shards")

@@ -488,3 +488,39 @@ def classify(
                            for metric, key in (("f1", "macro_f1"), ("accuracy", "accuracy"))}
                     for name, r in results.items()},
     }
+
+
+def classify_to_file(
+    vectors: str | os.PathLike,
+    out: str | os.PathLike,
+    data_dir: str | os.PathLike,
+    datasets: Sequence[str] = DATASET_NAMES,
+    seeds: Sequence[int] = (1,),
+    settings: ClassifierSettings | None = None,
+    device: str = "auto",
+    fmt: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+) -> dict:
+    """:func:`classify` of a vector file, written to ``out`` (with the file's name).
+
+    Finished runs are kept in ``checkpoint`` (default ``OUT.partial.jsonl``) so that an interrupted
+    job resumes; it is tied to the settings, the vector file (path, size, time) and the data, and
+    removed once ``out`` is written."""
+    from pathlib import Path
+
+    from staticvec.files import write_json
+
+    settings = settings or ClassifierSettings()
+    embeddings = Embeddings.load(vectors, fmt=fmt)
+    stat = Path(vectors).stat()
+    fingerprint = {
+        "settings": asdict(settings),
+        "vectors": [str(Path(vectors).resolve()), stat.st_size, stat.st_mtime_ns],
+        "data_dir": str(Path(data_dir).resolve()),
+    }
+    runs = RunCheckpoint(checkpoint or f"{out}.partial.jsonl", json.loads(json.dumps(fingerprint)))
+    result = classify(embeddings, data_dir, datasets, seeds, settings, device, runs)
+    result = {"vectors": str(vectors), **result}
+    write_json(out, result)
+    runs.remove()
+    return result

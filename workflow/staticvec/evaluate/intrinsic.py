@@ -19,7 +19,7 @@ vocabulary) whatever the OOV policy; ``scored`` is how many entered the score.
 
 Command line::
 
-    staticvec evaluate VECTORS --out RESULT.json [--data-dir DIR] [--oov drop|mean]
+    staticvec evaluate intrinsic VECTORS --out RESULT.json [--data-dir DIR] [--oov drop|mean]
                        [--tasks all|similarity|analogy|...|ws353 ...] [--no-lowercase] [--max-vocab N]
 """
 
@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from staticvec.embeddings import FORMATS, Embeddings
+from staticvec.embeddings import Embeddings
 from staticvec.errors import StaticvecError
 from staticvec.evaluate import analogy, categorization, relational
 from staticvec.evaluate.datasets import DATASETS, datasets_for, load_dataset
@@ -101,7 +101,7 @@ def _shared_options(config: dict) -> list[str]:
 
 
 def cli_options(config: dict, protocol: str) -> list[str]:
-    """``staticvec evaluate`` options for evaluation protocol ``protocol`` of the workflow config."""
+    """``staticvec evaluate intrinsic`` options for evaluation protocol ``protocol`` of the workflow config."""
     chosen = _protocol(config, protocol)
     options = ["--oov", chosen["oov"]]
     if not chosen.get("lowercase", True):
@@ -119,7 +119,7 @@ def protocol_view(config: dict, protocol: str) -> str:
 
 
 def multi_cli_options(config: dict, outputs: dict[str, str]) -> list[str]:
-    """``staticvec evaluate`` options scoring several protocols from one load: ``{protocol: result file}``."""
+    """``staticvec evaluate intrinsic`` options scoring several protocols from one load: ``{protocol: result file}``."""
     options = []
     for protocol, out in outputs.items():
         options += ["--protocol", protocol, protocol_view(config, protocol), str(out)]
@@ -264,98 +264,29 @@ def evaluate_protocols(
     return results
 
 
-# ---------------------------------------------------------------- CLI
 
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "evaluate",
-        help="intrinsic evaluation (similarity, analogy, SemEval-2012, categorization, neighbours) to JSON",
-        description="Evaluate a word-embedding file on the intrinsic tasks of the four papers.",
-    )
-    p.add_argument("vectors", help="word2vec text (.txt/.vec[.gz]) or binary (.bin) file, or the project's .npy")
-    p.add_argument("--out", help="RESULT.json to write (atomically); or --protocol, repeated")
-    p.add_argument("--protocol", nargs=3, action="append", metavar=("NAME", "VIEW", "OUT"),
-                   help="score protocol NAME with VIEW = OOV,CASE,MAX_VOCAB (e.g. mean,lower,all or drop,lower,200000) "
-                        "into OUT; repeat it to score several protocols from one load of the vectors (instead of "
-                        "--out, --oov, --no-lowercase and --max-vocab)")
-    p.add_argument("--format", choices=FORMATS, help="vector file format (default: from the file name)")
-    p.add_argument("--data-dir", help=f"evaluation data directory (default: first of {', '.join(DEFAULT_DATA_DIRS)})")
-    p.add_argument("--oov", choices=OOV_POLICIES, default=None,
-                   help="drop: leave out pairs/questions/items with a missing word (MUSE, gensim, Faruqui, GloVe); "
-                        "mean: use the mean vector for a missing word (web: SemGloVe, Context-to-Vec)")
-    p.add_argument("--tasks", nargs="+", default=["all"],
-                   help="task names (similarity analogy relational categorization neighbours), data set names "
-                        f"({' '.join(DATASETS)}) or all")
-    p.add_argument("--no-lowercase", dest="lowercase", action="store_false", default=None,
-                   help="keep case (default: lower-case)")
-    p.add_argument("--max-vocab", type=int, help="evaluate only the first N words of the file, counted after lower-casing "
-                        "(distinct lower-cased words, as MUSE; MUSE: 200000)")
-    p.add_argument("--analogy-method", choices=analogy.METHODS, default="3cosadd",
-                   help="analogy objective: 3CosAdd (the papers) or 3CosMul")
-    p.add_argument("--relational-score", choices=relational.SCORES, default="cosine",
-                   help="SemEval-2012 score: cosine (Wang et al. Eq. 17), dot (web's pair score), web (web's string "
-                        "ranks: Context-to-Vec's numbers) or official (mean of per-paradigm-pair cosines); all are saved")
-    p.add_argument("--semeval-split", choices=relational.SPLITS, default="all",
-                   help="SemEval-2012 relations: all 79 (web), or the 69 test / 10 training ones")
-    p.add_argument("--categorization-method", choices=categorization.METHODS, default="all",
-                   help="categorization purity: all = best of 5 agglomerative runs and k-means (the web benchmarks'), or only those")
-    p.add_argument("--seed", type=int, default=0, help="seed of the categorization shuffle and k-means")
-    p.add_argument("--neighbours", nargs="*", default=list(DEFAULT_NEIGHBOUR_WORDS), metavar="WORD",
-                   help="words whose nearest neighbours are listed (default: light while)")
-    p.add_argument("--topn", type=int, default=10, help="neighbours per word")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="where analogy scoring runs")
-    p.add_argument("--threads", type=int, help="CPU threads (BLAS, torch, k-means); default: all")
-    p.add_argument("--memory-mb", type=int, default=1024, help="memory budget of the analogy score matrices")
-    p.set_defaults(handler=_cli_evaluate)
-
-
-def _cli_evaluate(args) -> int:
+def evaluate_to_files(
+    vectors: str | os.PathLike,
+    views: dict,
+    outs: dict,
+    fmt: str | None = None,
+    threads: int | None = None,
+    **settings,
+) -> dict:
+    """Load ``vectors`` once, score each protocol of ``views`` (:func:`evaluate_protocols`) and write
+    each result, with the vector file's name, to ``outs[protocol]``; ``threads`` caps BLAS and torch."""
     from staticvec.files import write_json
 
-    if args.max_vocab is not None and args.max_vocab < 1:
-        raise StaticvecError("--max-vocab must be a positive number of words")
-    if args.protocol:
-        given = [flag for flag, value in (("--out", args.out), ("--oov", args.oov), ("--no-lowercase", args.lowercase),
-                                          ("--max-vocab", args.max_vocab)) if value is not None]
-        if given:
-            raise StaticvecError(f"--protocol sets the output and the view; drop {', '.join(given)}")
-        names = [name for name, _, _ in args.protocol]
-        if len(set(names)) != len(names):
-            raise StaticvecError(f"--protocol names repeat: {' '.join(names)}")
-        views = {name: parse_view(view) for name, view, _ in args.protocol}
-        outs = {name: out for name, _, out in args.protocol}
-    elif args.out is None:
-        raise StaticvecError("give --out RESULT.json, or --protocol NAME VIEW OUT")
-    else:
-        views = {None: (args.oov or "drop", True if args.lowercase is None else args.lowercase, args.max_vocab)}
-        outs = {None: args.out}
     with contextlib.ExitStack() as stack:
-        if args.threads:
+        if threads:
             import torch
             from threadpoolctl import threadpool_limits
 
-            torch.set_num_threads(args.threads)
-            stack.enter_context(threadpool_limits(args.threads))
-        embeddings = Embeddings.load(args.vectors, fmt=args.format)
-        results = evaluate_protocols(embeddings, views, **_settings(args))
+            torch.set_num_threads(threads)
+            stack.enter_context(threadpool_limits(threads))
+        embeddings = Embeddings.load(vectors, fmt=fmt)
+        results = evaluate_protocols(embeddings, views, **settings)
     for name, result in results.items():
-        write_json(outs[name], {"vectors": str(args.vectors), **result})
+        write_json(outs[name], {"vectors": str(vectors), **result})
         log.info("wrote %s (%.1fs)", outs[name], result["seconds"])
-    return 0
-
-
-def _settings(args) -> dict:
-    return dict(
-        tasks=args.tasks,
-        data_dir=args.data_dir,
-        analogy_method=args.analogy_method,
-        relational_score=args.relational_score,
-        semeval_split=args.semeval_split,
-        categorization_method=args.categorization_method,
-        seed=args.seed,
-        neighbour_words=args.neighbours,
-        topn=args.topn,
-        device=args.device,
-        memory_mb=args.memory_mb,
-    )
+    return results

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 
+from staticvec.cli_args import add_format_arg, add_group, add_out_arg, add_seed_arg
+
 log = logging.getLogger(__name__)
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("post", help="post-process an embedding (retrofitting, Artetxe et al.) or build a lexicon")
-    steps = parser.add_subparsers(dest="post_command", metavar="STEP", required=True)
-    from staticvec.embeddings import FORMATS
+    steps = add_group(subparsers, "post", help="post-process an embedding (retrofitting, Artetxe et al.) or build a lexicon",
+                      dest="post_command")
 
     p = steps.add_parser(
         "retrofit",
@@ -20,7 +21,7 @@ def register(subparsers) -> None:
         "several lexicons are merged). Defaults are the papers' and released code's values.",
     )
     p.add_argument("--vectors", required=True, help="input embedding file")
-    p.add_argument("--vectors-format", choices=FORMATS, help="input format (default: from the file name)")
+    add_format_arg(p, flag="--vectors-format", help="input format (default: from the file name)")
     p.add_argument("--lexicon", required=True, action="append", help="lexicon file (repeat to merge several)")
     p.add_argument("--method", choices=("faruqui", "student-t"), default="faruqui",
                    help="Faruqui et al. retrofitting (default) or Context-to-Vec's Student-t graph retrofitting")
@@ -37,7 +38,7 @@ def register(subparsers) -> None:
         "--solver", choices=("jacobi", "gauss-seidel"), default="jacobi",
         help="jacobi: all words from the previous sweep; gauss-seidel: in place, as the released code (same fixed point)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the Gauss-Seidel order")
+    add_seed_arg(p, default=0, help="seed of the Gauss-Seidel order")
     p.add_argument(
         "--duplicate-heads", choices=("merge", "last"), default="merge",
         help="a head on several lexicon lines: merge the lists, or keep the last line (released code)",
@@ -45,8 +46,8 @@ def register(subparsers) -> None:
     p.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=True,
                    help="L2-normalise vectors first (released code: yes)")
     p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True, help="lower-case words first (released code: yes)")
-    p.add_argument("--out", required=True, help="output embedding file")
-    p.add_argument("--out-format", choices=FORMATS, help="output format (default: from the file name)")
+    add_out_arg(p, help="output embedding file")
+    add_format_arg(p, flag="--out-format", help="output format (default: from the file name)")
     p.add_argument("--report", help="also write a JSON summary (coverage, change per sweep) here")
     p.set_defaults(handler=_retrofit)
 
@@ -55,7 +56,7 @@ def register(subparsers) -> None:
         help="Artetxe et al. (2018): X·Q·Λ^α from the eigen-decomposition of XᵀX",
     )
     p.add_argument("--vectors", required=True, help="input embedding file")
-    p.add_argument("--vectors-format", choices=FORMATS, help="input format (default: from the file name)")
+    add_format_arg(p, flag="--vectors-format", help="input format (default: from the file name)")
     p.add_argument("--alpha", type=float, required=True, help="exponent α (the paper sweeps −1 … 1)")
     p.add_argument(
         "--basis", choices=("eigen", "original"), default="eigen",
@@ -63,8 +64,8 @@ def register(subparsers) -> None:
     )
     p.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=False,
                    help="L2-normalise vectors first (released code: no)")
-    p.add_argument("--out", required=True, help="output embedding file")
-    p.add_argument("--out-format", choices=FORMATS, help="output format (default: from the file name)")
+    add_out_arg(p, help="output embedding file")
+    add_format_arg(p, flag="--out-format", help="output format (default: from the file name)")
     p.set_defaults(handler=_artetxe)
 
     p = steps.add_parser("wordnet-lexicon", help="build a WordNet synonym lexicon (Faruqui's format) from the WordNet 3.0 database")
@@ -74,7 +75,7 @@ def register(subparsers) -> None:
         help="synonyms: other lemmas of the word's synsets; synonyms+: also hypernyms and hyponyms",
     )
     p.add_argument("--multiword", action="store_true", help="keep multi-word lemmas (new_york)")
-    p.add_argument("--out", required=True, help="output lexicon file")
+    add_out_arg(p, help="output lexicon file")
     p.set_defaults(handler=_wordnet_lexicon)
 
 

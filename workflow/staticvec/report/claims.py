@@ -34,7 +34,6 @@ Command line (the claims rule)::
 from __future__ import annotations
 
 import fnmatch
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -626,16 +625,20 @@ def caption(manifest: dict) -> str:
             (f". Made with: {made}." if made else "."))
 
 
-def write_claims_from_args(args) -> list[dict]:
+def claims_from_files(spec: str, results: tuple[dict, dict, dict], out_md: str, out_csv: str, out_json: str,
+                      tables: str | None = "config/tables.yaml", random: list | None = None,
+                      contextual_id: str | None = None, selected: list | None = None, manifest: str | None = None,
+                      root: str = ".") -> list[dict]:
+    """Decide the claims of the sheet ``spec`` on ``results`` (:func:`parse_results`' three dicts) and
+    write them; ``random``: the embedding ids whose intrinsic results depend on the seed; ``selected``:
+    the claim ids to decide (default all); what ``staticvec report claims`` does."""
     from staticvec.files import read_json
     from staticvec.report.tables import load_tables_spec
 
-    tables = load_tables_spec(args.tables, args.root)["tables"] if args.tables else None
-    spec = load_claims_spec(args.spec, tables=tables)
-    intrinsic, tagging, classification = parse_results(args.results)
-    results = Results(intrinsic, tagging, classification, json.loads(args.random or "[]"), args.contextual_id)
-    selected = json.loads(args.select) if args.select else None
-    records = evaluate_claims(spec, results, tables, args.root, selected)
-    manifest = read_json(args.manifest) if args.manifest else {}
-    write_claims(records, caption(manifest), args.out_md, args.out_csv, args.out_json)
+    sheet_tables = load_tables_spec(tables, root)["tables"] if tables else None
+    sheet = load_claims_spec(spec, tables=sheet_tables)
+    intrinsic, tagging, classification = results
+    loaded = Results(intrinsic, tagging, classification, list(random or []), contextual_id)
+    records = evaluate_claims(sheet, loaded, sheet_tables, root, selected)
+    write_claims(records, caption(read_json(manifest) if manifest else {}), out_md, out_csv, out_json)
     return records

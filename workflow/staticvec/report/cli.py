@@ -1,18 +1,38 @@
-"""``staticvec report ...``: the run manifest (provenance of every table and figure), one figure of the
-report sheet (``config/figures.yaml``), and the cross-paper summary table."""
+"""``staticvec report ...``: the run manifest (provenance of every table and figure), one paper table
+of the tables sheet (``config/tables.yaml``), one figure of the report sheet (``config/figures.yaml``),
+the cross-paper summary table, the claims' verdicts, the published reference run, and ASE's best layer.
+
+The handlers parse the command line's ``ID=FILE`` lists and JSON values, and call the report
+modules' ``*_from_files`` functions.
+"""
 
 from __future__ import annotations
 
-import json
+from staticvec.cli_args import add_group, add_out_arg, add_root_arg, assignments, json_arg
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("report", help="run manifest, figures and summaries")
-    sub = parser.add_subparsers(dest="report_command", required=True)
+    sub = add_group(subparsers, "report", help="paper tables, figures, summaries, claims and the run manifest",
+                    dest="report_command")
+    p = sub.add_parser(
+        "table",
+        help="write one paper table with our numbers beside the paper's (CSV + Markdown)",
+        description="Assemble a paper-comparison table from the tables sheet and result files.",
+    )
+    p.add_argument("results", nargs="*", metavar="ID=RESULT.json",
+                   help="our result files by result id (repeat an id for several seeds)")
+    p.add_argument("--spec", default="config/tables.yaml", help="the tables sheet")
+    p.add_argument("--table", required=True, help="table id in the sheet, e.g. c2v_table1")
+    add_out_arg(p, flag="--out-csv", help="table as CSV (ours, paper, difference per cell)")
+    add_out_arg(p, flag="--out-md", help="table as Markdown with its provenance caption")
+    p.add_argument("--meta", help="JSON or YAML with corpus, tokens, teacher (the run manifest)")
+    add_root_arg(p, help="repository root the sheet's paths are relative to")
+    p.set_defaults(handler=_table)
+
     p = sub.add_parser("manifest", help="provenance of the run: config hash, commit, corpus, teachers, seeds, date")
     p.add_argument("--config-json", required=True, help="the workflow's merged config, as JSON")
     p.add_argument("--corpus-manifest", required=True, help="<results>/corpus/manifest.json")
-    p.add_argument("--out", required=True, help="run manifest JSON to write")
+    add_out_arg(p, help="run manifest JSON to write")
     p.set_defaults(handler=_manifest)
 
     p = sub.add_parser("provenance", help="what the tables' and figures' captions say of the run: corpus, teacher, "
@@ -20,7 +40,7 @@ def register(subparsers) -> None:
     p.add_argument("--corpus-manifest", required=True, help="<results>/corpus/manifest.json")
     p.add_argument("--teacher", default="", help="the default teacher, as 'id (model)'")
     p.add_argument("--seeds", type=int, nargs="*", default=None, help="the run's seeds")
-    p.add_argument("--out", required=True, help="provenance JSON to write")
+    add_out_arg(p, help="provenance JSON to write")
     p.set_defaults(handler=_provenance)
 
     p = sub.add_parser("figure", help="draw one figure of the report sheet (PDF + PNG + manifest)")
@@ -33,10 +53,10 @@ def register(subparsers) -> None:
     p.add_argument("--sweep", help="curves/bars: the sweep's definition as JSON (id, bases, param, values, linked)")
     p.add_argument("--corpus-manifest", help="the corpus manifest (x: tokens)")
     p.add_argument("--attention", help="attention figures: the attention dump (JSON)")
-    p.add_argument("--out-pdf", required=True, help="figure as PDF")
-    p.add_argument("--out-png", required=True, help="figure as PNG (for the HTML report)")
-    p.add_argument("--out-manifest", help="default: <out-pdf without .pdf>.manifest.json")
-    p.add_argument("--root", default=".", help="repository root the sheet's word lists are relative to")
+    add_out_arg(p, flag="--out-pdf", help="figure as PDF")
+    add_out_arg(p, flag="--out-png", help="figure as PNG (for the HTML report)")
+    add_out_arg(p, flag="--out-manifest", required=False, help="default: <out-pdf without .pdf>.manifest.json")
+    add_root_arg(p, help="repository root the sheet's word lists are relative to")
     p.set_defaults(handler=_figure)
 
     p = sub.add_parser("summary", help="every main embedding on every intrinsic set: mean ± 95 %% CI over seeds")
@@ -45,11 +65,11 @@ def register(subparsers) -> None:
     p.add_argument("--spec", default="config/figures.yaml", help="the report sheet (its summary block)")
     p.add_argument("--rows", required=True, help='JSON list of {"id": ..., "method": ...}: the rows, in order')
     p.add_argument("--manifest", help="the run manifest (caption)")
-    p.add_argument("--out-csv", required=True, help="summary as CSV")
-    p.add_argument("--out-md", required=True, help="summary as Markdown")
-    p.add_argument("--out-html", help="also an HTML page (shown inline by snakemake --report)")
+    add_out_arg(p, flag="--out-csv", help="summary as CSV")
+    add_out_arg(p, flag="--out-md", help="summary as Markdown")
+    add_out_arg(p, flag="--out-html", required=False, help="also an HTML page (shown inline by snakemake --report)")
     p.add_argument("--claims", help="the claims' verdicts (tables/claims.json): one count line per paper on top")
-    p.add_argument("--root", default=".", help="repository root the paper tables are read from (default .)")
+    add_root_arg(p, help="repository root the paper tables are read from (default .)")
     p.set_defaults(handler=_summary)
 
     p = sub.add_parser("claims", help="decide the papers' claims (config/claims.yaml) from this run's results: "
@@ -63,16 +83,16 @@ def register(subparsers) -> None:
     p.add_argument("--select", help="JSON list of the claim ids to decide (default: all)")
     p.add_argument("--contextual-id", help="result id of tagging claims' `contextual` (contextual-<teacher>)")
     p.add_argument("--manifest", help="the run manifest (caption)")
-    p.add_argument("--out-md", required=True, help="claims table as Markdown")
-    p.add_argument("--out-csv", required=True, help="claims table as CSV")
-    p.add_argument("--out-json", required=True, help="verdicts and numbers (the summary and the reference manifest read it)")
-    p.add_argument("--root", default=".", help="repository root the sheets' paths are relative to")
+    add_out_arg(p, flag="--out-md", help="claims table as Markdown")
+    add_out_arg(p, flag="--out-csv", help="claims table as CSV")
+    add_out_arg(p, flag="--out-json", help="verdicts and numbers (the summary and the reference manifest read it)")
+    add_root_arg(p, help="repository root the sheets' paths are relative to")
     p.set_defaults(handler=_claims)
 
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
                                          "and per-rule job times (results/reference/)")
     p.add_argument("--run", required=True, help="the run's results directory, e.g. results/default")
-    p.add_argument("--out", required=True, help="e.g. results/reference")
+    add_out_arg(p, help="e.g. results/reference")
     p.add_argument("--metadata", default=".snakemake/metadata",
                    help="Snakemake's job records (which rule ran each job; per-rule timings)")
     p.set_defaults(handler=_reference)
@@ -81,15 +101,23 @@ def register(subparsers) -> None:
                                           "(X2Static Table 3's overall layer, Figure 1's ASE line)")
     p.add_argument("results", nargs="+", metavar="LAYER=RESULT.json", help="evaluation results by layer (per seed)")
     p.add_argument("--metrics", nargs="+", required=True, help="result paths averaged (the table's tasks)")
-    p.add_argument("--out", required=True, help="selection JSON ({layer, metrics, scores})")
+    add_out_arg(p, help="selection JSON ({layer, metrics, scores})")
     p.set_defaults(handler=_best_layer)
 
     p = sub.add_parser("pick-layer", help="an `ase` entry with layer: best: the selected layer's vectors")
     p.add_argument("--selection", required=True, help="JSON written by `staticvec report best-layer`")
     p.add_argument("--ase-dir", required=True, help="the ASE job's directory (or its ase.json)")
     p.add_argument("--vocab", default=None, help="a corpus fraction's vocabulary: keep only its words")
-    p.add_argument("--out", required=True, help="the entry's vectors (a link to the layer's file, or its fraction's rows)")
+    add_out_arg(p, help="the entry's vectors (a link to the layer's file, or its fraction's rows)")
     p.set_defaults(handler=_pick_layer)
+
+
+def _table(args) -> int:
+    from staticvec.report.tables import table_from_files
+
+    table_from_files(args.spec, args.table, assignments(args.results, "ID=RESULT.json"), args.out_csv, args.out_md,
+                     args.meta, args.root)
+    return 0
 
 
 def _caption_fields(corpus: dict, teacher: str | None) -> dict:
@@ -117,7 +145,7 @@ def _manifest(args) -> int:
     from staticvec.files import read_json, write_json
     from staticvec.report.provenance import caption, provenance, training_modes
 
-    config = json.loads(args.config_json)
+    config = json_arg(args.config_json, "--config-json")
     corpus = read_json(args.corpus_manifest)
     teacher_cfg = config.get("teacher", {})
     default = teacher_cfg.get("default")
@@ -135,24 +163,31 @@ def _manifest(args) -> int:
 
 
 def _figure(args) -> int:
-    from staticvec.report.figures import write_figure_from_args
+    from staticvec.report.figures import figure_from_files
 
-    record = write_figure_from_args(args)
+    record = figure_from_files(args.spec, args.figure, assignments(args.results or [], "ID=FILE"), args.out_pdf,
+                               args.out_png, args.out_manifest, args.manifest, args.sweep, args.corpus_manifest,
+                               args.attention, args.root)
     print(record["caption"])
     return 0
 
 
 def _summary(args) -> int:
-    from staticvec.report.summary import write_summary_from_args
+    from staticvec.report.summary import summary_from_files
 
-    write_summary_from_args(args)
+    summary_from_files(args.spec, json_arg(args.rows, "--rows"), protocol_results(args.results), args.out_csv,
+                       args.out_md, args.out_html, args.manifest, args.claims, args.root)
     return 0
 
 
 def _claims(args) -> int:
-    from staticvec.report.claims import counts, counts_lines, write_claims_from_args
+    from staticvec.report.claims import claims_from_files, counts, counts_lines, parse_results
 
-    records = write_claims_from_args(args)
+    records = claims_from_files(args.spec, parse_results(args.results), args.out_md, args.out_csv, args.out_json,
+                                tables=args.tables, random=json_arg(args.random or "[]", "--random"),
+                                contextual_id=args.contextual_id,
+                                selected=json_arg(args.select, "--select") if args.select else None,
+                                manifest=args.manifest, root=args.root)
     print("\n".join(counts_lines(counts(records))))
     return 0
 
@@ -166,16 +201,10 @@ def _reference(args) -> int:
 
 
 def _best_layer(args) -> int:
-    from staticvec.errors import StaticvecError
     from staticvec.files import write_json
     from staticvec.report.best_layer import select_best_layer
 
-    results: dict[int, list[str]] = {}
-    for item in args.results:
-        layer, sep, path = item.partition("=")
-        if not sep or not layer.lstrip("-").isdigit() or not path:
-            raise StaticvecError(f"expected LAYER=RESULT.json, got {item!r}")
-        results.setdefault(int(layer), []).append(path)
+    results = assignments(args.results, "LAYER=RESULT.json", key=_layer)
     selection = select_best_layer(results, args.metrics)
     write_json(args.out, selection)
     print(f"best layer {selection['layer']} over {', '.join(args.metrics)}")
@@ -187,3 +216,22 @@ def _pick_layer(args) -> int:
 
     print(pick_layer(args.selection, args.ase_dir, args.out, args.vocab))
     return 0
+
+
+def _layer(text: str) -> int:
+    """A layer number of ``LAYER=RESULT.json`` (negative counts from the last)."""
+    if not text.lstrip("-").isdigit():
+        raise ValueError(text)
+    return int(text)
+
+
+def protocol_results(items) -> dict[tuple[str, str], list[str]]:
+    """``PROTOCOL/ID=FILE`` arguments -> {(protocol, id): [files]} (an id repeated for several seeds)."""
+
+    def key(text: str) -> tuple[str, str]:
+        protocol, slash, emb = text.partition("/")
+        if not slash or not protocol or not emb:
+            raise ValueError(text)
+        return protocol, emb
+
+    return assignments(items or [], "PROTOCOL/ID=FILE", key=key)

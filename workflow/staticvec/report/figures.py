@@ -39,7 +39,7 @@ from staticvec.errors import InputFileError, StaticvecError
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "figures.schema.yaml"
 FIGURE_ID = re.compile(r"^([a-z0-9]+)_(figure[0-9]+[a-z]?)$")
 
-#: printed names of the evaluation data sets (result keys of ``staticvec evaluate``)
+#: printed names of the evaluation data sets (result keys of ``staticvec evaluate intrinsic``)
 DATASET_LABELS = {
     "ws353": "WS353", "ws353_sim": "WS353S", "ws353_rel": "WS353R", "simlex999": "SimLex-999", "rw": "RW",
     "men": "MEN", "rg65": "RG65", "simverb3500": "SimVerb-3500", "google": "Google", "msr": "MSR",
@@ -788,34 +788,27 @@ def _jsonable(value):
     return value
 
 
-def parse_results(items) -> dict[str, list[str]]:
-    """``ID=FILE`` arguments -> {id: [files]} (an id repeated for several seeds)."""
-    results: dict[str, list[str]] = {}
-    for item in items or []:
-        key, sep, path = item.partition("=")
-        if not sep or not key or not path:
-            raise StaticvecError(f"expected ID=FILE, got {item!r}")
-        results.setdefault(key, []).append(path)
-    return results
-
-
-def write_figure_from_args(args) -> dict:
-    """The ``staticvec report figure`` handler's work (kept here so the CLI stays thin)."""
+def figure_from_files(spec: str, figure: str, results: dict[str, list[str]], out_pdf: str, out_png: str,
+                      out_manifest: str | None = None, manifest: str | None = None, sweep: str | None = None,
+                      corpus_manifest: str | None = None, attention: str | None = None, root: str = ".") -> dict:
+    """Draw figure ``figure`` of the report sheet ``spec`` from files: ``results`` = {id: [files]}
+    (curves/bars: evaluation results by variant id, one per seed; t-SNE: vectors by embedding id),
+    the run ``manifest`` (provenance caption), the ``sweep``'s definition (JSON), the corpus
+    manifest and the attention dump; what ``staticvec report figure`` does."""
     from staticvec.files import read_json
 
-    spec = load_figures_spec(args.spec, root=args.root)
-    if args.figure not in spec["figures"]:
-        raise StaticvecError(f"{args.spec}: no figure {args.figure!r}; known: {', '.join(spec['figures'])}")
-    entry = spec["figures"][args.figure]
-    manifest = read_json(args.manifest) if args.manifest else {}
-    pairs = parse_results(args.results)
+    sheet = load_figures_spec(spec, root=root)
+    if figure not in sheet["figures"]:
+        raise StaticvecError(f"{spec}: no figure {figure!r}; known: {', '.join(sheet['figures'])}")
+    entry = sheet["figures"][figure]
     kind = entry["kind"]
-    if kind in ("curve", "bars", "training") and not args.sweep:
-        raise StaticvecError(f"figure {args.figure} ({kind}) needs --sweep (the sweep's definition as JSON)")
-    embeddings = {k: v[0] for k, v in pairs.items()} if kind in ("tsne", "tsne3d") else None
+    if kind in ("curve", "bars", "training") and not sweep:
+        raise StaticvecError(f"figure {figure} ({kind}) needs --sweep (the sweep's definition as JSON)")
+    embeddings = {k: v[0] for k, v in results.items()} if kind in ("tsne", "tsne3d") else None
     return make_figure(
-        args.figure, entry, manifest, out_pdf=args.out_pdf, out_png=args.out_png, out_manifest=args.out_manifest,
-        sweep=args.sweep, results=pairs if kind in ("curve", "bars", "training") else None, embeddings=embeddings,
-        attention=args.attention, corpus_manifest=read_json(args.corpus_manifest) if args.corpus_manifest else None,
-        labels=spec.get("labels"), root=args.root,
+        figure, entry, read_json(manifest) if manifest else {}, out_pdf=out_pdf, out_png=out_png,
+        out_manifest=out_manifest, sweep=sweep, results=results if kind in ("curve", "bars", "training") else None,
+        embeddings=embeddings, attention=attention,
+        corpus_manifest=read_json(corpus_manifest) if corpus_manifest else None,
+        labels=sheet.get("labels"), root=root,
     )

@@ -191,35 +191,25 @@ def to_html(frame, caption: str) -> str:
     return "".join(parts) + "</body></html>\n"
 
 
-def parse_results(items) -> dict[tuple[str, str], list[str]]:
-    """``PROTOCOL/ID=FILE`` arguments -> {(protocol, id): [files]} (an id repeated for several seeds)."""
-    out: dict[tuple[str, str], list[str]] = {}
-    for item in items or []:
-        key, sep, path = item.partition("=")
-        protocol, slash, emb = key.partition("/")
-        if not sep or not slash or not protocol or not emb or not path:
-            raise StaticvecError(f"expected PROTOCOL/ID=FILE, got {item!r}")
-        out.setdefault((protocol, emb), []).append(path)
-    return out
-
-
-def write_summary_from_args(args) -> None:
-    import json
-
+def summary_from_files(spec: str, rows: list, results: dict[tuple[str, str], list[str]], out_csv: str, out_md: str,
+                       out_html: str | None = None, manifest: str | None = None, claims: str | None = None,
+                       root: str = ".") -> None:
+    """The cross-paper summary table from files: ``rows`` = [{"id": ..., "method": ...}] in order,
+    ``results`` = {(protocol, id): [files]} (one per seed), the report sheet ``spec`` (its summary
+    block), the run ``manifest`` (caption) and the ``claims`` verdicts (count lines on top); what
+    ``staticvec report summary`` does."""
     from staticvec.files import read_json
     from staticvec.report.figures import load_figures_spec
 
-    spec = load_figures_spec(args.spec, root=args.root).get("summary") or {}
-    protocols = spec.get("protocols", ["web"])
-    columns = spec.get("columns", DEFAULT_COLUMNS)
-    rows = json.loads(args.rows)
+    sheet = load_figures_spec(spec, root=root).get("summary") or {}
+    protocols = sheet.get("protocols", ["web"])
+    columns = sheet.get("columns", DEFAULT_COLUMNS)
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "id" in r for r in rows):
         raise StaticvecError("--rows: expected a JSON list of {\"id\": ..., \"method\": ...}")
-    results = parse_results(args.results)
     unknown = sorted({p for p, _ in results} - set(protocols))
     if unknown:
         raise StaticvecError(f"results given for protocols {unknown}, which the summary does not show ({protocols})")
-    manifest = read_json(args.manifest) if args.manifest else {}
-    frame = build_summary(rows, results, protocols, columns, float(spec.get("scale", 100)))
-    claims = read_json(args.claims)["counts"] if getattr(args, "claims", None) else None
-    write_summary(frame, summary_caption(manifest, protocols), args.out_csv, args.out_md, args.out_html, claims)
+    caption = summary_caption(read_json(manifest) if manifest else {}, protocols)
+    frame = build_summary(rows, results, protocols, columns, float(sheet.get("scale", 100)))
+    counts = read_json(claims)["counts"] if claims else None
+    write_summary(frame, caption, out_csv, out_md, out_html, counts)

@@ -5,7 +5,7 @@ Inputs:
 - a transcribed paper table (``resources/paper_tables/<paper>_table<N>.csv``; format in that
   folder's README), read by :func:`load_paper_table`;
 - our results: ``{result id: RESULT.json path or dict, or a list of them (seeds)}``; any JSON
-  with ``{"results": {key: {"score": x, "found": n, "total": m, ...}}}`` (``staticvec evaluate``
+  with ``{"results": {key: {"score": x, "found": n, "total": m, ...}}}`` (``staticvec evaluate intrinsic``
   writes these; the extrinsic stages follow the same shape);
 - ``row_map`` (paper row → result id, None for a paper row we do not reproduce) and
   ``column_map`` (paper column → result path, or ``{"mean": [paper columns]}``), normally one
@@ -24,8 +24,8 @@ those units. Several results for one row (seeds) give the mean and the standard 
 
 Command line (the table rule)::
 
-    staticvec table --spec config/tables.yaml --table c2v_table1 --out-csv T.csv --out-md T.md \\
-                    [--meta manifest.json] sg=results/.../sg/intrinsic.web.json c2v=... ...
+    staticvec report table --spec config/tables.yaml --table c2v_table1 --out-csv T.csv --out-md T.md \\
+                           [--meta manifest.json] sg=results/.../sg/intrinsic.web.json c2v=... ...
 """
 
 from __future__ import annotations
@@ -655,47 +655,27 @@ def write_comparison(frame, csv_path, md_path) -> None:
         fh.write(to_markdown(frame))
 
 
-# ------------------------------------------------------------------ CLI
+# ------------------------------------------------------------------ from files
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "table",
-        help="write one paper table with our numbers beside the paper's (CSV + Markdown)",
-        description="Assemble a paper-comparison table from the tables sheet and result files.",
-    )
-    p.add_argument("results", nargs="*", metavar="ID=RESULT.json",
-                   help="our result files by result id (repeat an id for several seeds)")
-    p.add_argument("--spec", default="config/tables.yaml", help="the tables sheet")
-    p.add_argument("--table", required=True, help="table id in the sheet, e.g. c2v_table1")
-    p.add_argument("--out-csv", required=True, help="table as CSV (ours, paper, difference per cell)")
-    p.add_argument("--out-md", required=True, help="table as Markdown with its provenance caption")
-    p.add_argument("--meta", help="JSON or YAML with corpus, tokens, teacher (the run manifest)")
-    p.add_argument("--root", default=".", help="repository root the sheet's paths are relative to")
-    p.set_defaults(handler=_cli_table)
-
-
-def _cli_table(args) -> int:
+def table_from_files(spec: str | os.PathLike, table: str, results: dict[str, list[str]], out_csv, out_md,
+                     meta: str | os.PathLike | None = None, root: str | os.PathLike = ".") -> None:
+    """Table ``table`` of the tables sheet ``spec`` from our result files (``{result id: [files]}``,
+    one per seed) and the run manifest ``meta`` (JSON or YAML): CSV and Markdown; what
+    ``staticvec report table`` does."""
     from staticvec.config import load_yaml
 
-    spec = load_tables_spec(args.spec, args.root)
-    if args.table not in spec["tables"]:
-        raise StaticvecError(f"{args.spec}: no table {args.table!r}; known: {', '.join(spec['tables'])}")
-    entry = spec["tables"][args.table]
-    results: dict[str, list[str]] = {}
-    for item in args.results:
-        key, sep, path = item.partition("=")
-        if not sep or not key or not path:
-            raise StaticvecError(f"expected ID=RESULT.json, got {item!r}")
-        results.setdefault(key, []).append(path)
-    meta = dict(load_yaml(args.meta) or {}) if args.meta else {}
+    sheet = load_tables_spec(spec, root)
+    if table not in sheet["tables"]:
+        raise StaticvecError(f"{spec}: no table {table!r}; known: {', '.join(sheet['tables'])}")
+    entry = sheet["tables"][table]
+    meta = dict(load_yaml(meta) or {}) if meta else {}
     if entry.get("caption"):
         meta["caption"] = (meta.get("caption", "") + " " + entry["caption"]).strip()
-    paper = load_paper_table(Path(args.root) / entry["paper_file"])
+    paper = load_paper_table(Path(root) / entry["paper_file"])
     if paper.kind == "neighbours":
         frame = build_neighbours(paper, results, entry["rows"], meta, entry.get("queries"))
     else:
         frame = build_comparison(paper, results, entry["rows"], entry.get("columns", {}), meta,
                                  entry.get("record_columns"))
-    write_comparison(frame, args.out_csv, args.out_md)
-    return 0
+    write_comparison(frame, out_csv, out_md)

@@ -6,6 +6,15 @@ import argparse
 import logging
 from pathlib import Path
 
+from staticvec.cli_args import (
+    add_device_arg,
+    add_format_arg,
+    add_group,
+    add_out_arg,
+    add_seed_arg,
+    add_vocab_args,
+    load_vocab_of,
+)
 from staticvec.errors import StaticvecError
 
 log = logging.getLogger(__name__)
@@ -29,7 +38,7 @@ def _layers(text: str) -> list[int] | str:
 def _add_teacher_args(p) -> None:
     p.add_argument("--teacher", required=True,
                    help="minilm | smollm2 | a hub name (bert-base-uncased) | a local model directory | a .gguf file")
-    p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
+    add_device_arg(p, choices=None, help="auto (CUDA when available) | cpu | cuda[:N]")
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
                    help="compute dtype (auto: bf16 weights on CPUs with native bf16, else fp32; "
                         "on CUDA bf16 autocast where supported, else fp16)")
@@ -38,21 +47,21 @@ def _add_teacher_args(p) -> None:
     p.add_argument("--batch-tokens", type=int, default=8192, help="padded pieces per batch")
 
 
-def _add_vocab_args(p, required: bool = True) -> None:
-    p.add_argument("--vocab", required=required, help="vocabulary file (word TAB count, by frequency)")
-    p.add_argument("--min-count", type=int, default=1, help="vocabulary words seen at least this often (word ids; others -1)")
-    p.add_argument("--max-vocab", type=int, default=None, help="keep at most this many vocabulary words, most frequent first")
+def _add_vocab_args(p) -> None:
+    add_vocab_args(p, help="vocabulary file (word TAB count, by frequency)",
+                   min_count_help="vocabulary words seen at least this often (word ids; others -1)",
+                   max_vocab_help="keep at most this many vocabulary words, most frequent first")
 
 
 def register(subparsers) -> None:
-    teacher = subparsers.add_parser("teacher", help="contextual features from a transformer teacher, and baselines")
-    sub = teacher.add_subparsers(dest="teacher_command", metavar="STEP", required=True)
+    sub = add_group(subparsers, "teacher", help="contextual features from a transformer teacher, and baselines",
+                    dest="teacher_command")
 
     p = sub.add_parser("features", help="one teacher pass over a corpus shard: word vectors, attention, MLM top-k, ASE sums")
     _add_teacher_args(p)
     _add_vocab_args(p)
     p.add_argument("--shard", required=True, help="corpus shard (.tsv.gz)")
-    p.add_argument("--out", required=True, help="output directory (features.json is written last)")
+    add_out_arg(p, help="output directory (features.json is written last)")
     p.add_argument("--context", choices=["sentence", "paragraph"], default="sentence",
                    help="model input: one sentence, or its whole paragraph (X2Static para)")
     p.add_argument("--layers", type=_layers, default=[-1], help="word-vector layers: last | all | none | 0,6,-1")
@@ -78,7 +87,7 @@ def register(subparsers) -> None:
     p = sub.add_parser("fit-mlm-head", help="fit an MLM head on a frozen encoder that has none (MiniLM)")
     _add_teacher_args(p)
     p.add_argument("--shards", nargs="+", required=True, help="corpus shards to fit on")
-    p.add_argument("--out", required=True, help="head file (.pt)")
+    add_out_arg(p, help="head file (.pt)")
     p.add_argument("--report", default=None, help="JSON report: held-out top-1/top-10 vs unigram")
     p.add_argument("--mode", choices=["unmasked", "masked"], default="unmasked",
                    help="fit on the unmasked states (the released SemGloVe code's predictions) or on masked copies")
@@ -88,7 +97,7 @@ def register(subparsers) -> None:
     p.add_argument("--epochs", type=int, default=6, help="passes over the training positions")
     p.add_argument("--lr", type=float, default=2e-3, help="Adam learning rate")
     p.add_argument("--batch-positions", type=int, default=1024, help="positions per Adam step")
-    p.add_argument("--seed", type=int, default=0, help="seed of the position sample and the head's initialisation")
+    add_seed_arg(p, default=0, help="seed of the position sample and the head's initialisation")
     p.set_defaults(handler=_fit_head)
 
     p = sub.add_parser("plan", help="which teacher passes a config runs, what each computes, who reads it")
@@ -100,7 +109,7 @@ def register(subparsers) -> None:
     p = sub.add_parser("baseline", help="contextual baselines as static embeddings: token | word | ase")
     p.add_argument("kind", choices=["token", "word", "ase"])
     p.add_argument("--teacher", default=None, help="teacher (token, word; ase with --fallback-word)")
-    p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
+    add_device_arg(p, choices=None, help="auto (CUDA when available) | cpu | cuda[:N]")
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
                    help="compute dtype, as for `teacher features` (the same policy for every teacher pass)")
     p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
@@ -117,19 +126,12 @@ def register(subparsers) -> None:
     p.add_argument("--evaluation-tasks", nargs="+", default=["all"], help="ase: the evaluation sets read for those words")
     p.add_argument("--lowercase-evaluation-words", action="store_true", help="ase: lower-case the evaluation words "
                    "(a lower-cased corpus)")
-    p.add_argument("--out", required=True,
-                   help="token/word with one layer: embedding file; word with several layers and ase: directory")
-    p.add_argument("--format", default="word2vec", choices=["word2vec", "binary", "npy", "glove"], help="embedding file format")
+    add_out_arg(p, help="token/word with one layer: embedding file; word with several layers and ase: directory")
+    add_format_arg(p, default="word2vec", help="embedding file format")
     p.set_defaults(handler=_baseline)
 
 
 # ---------------------------------------------------------------- handlers
-
-
-def _vocab(args):
-    from staticvec.corpus.vocab import load_vocabulary
-
-    return load_vocabulary(args.vocab, args.min_count, args.max_vocab)
 
 
 def _load(args, attention=False, mlm_head=None):
@@ -145,7 +147,7 @@ def _features(args) -> int:
     from staticvec.teacher.features import FeatureSpec
     from staticvec.teacher.store import write_shard_features
 
-    vocab = _vocab(args)
+    vocab = load_vocab_of(args)
     teacher = _load(args, attention=args.attention_window > 0, mlm_head=args.mlm_head)
     mode = args.mlm_mode
     if mode == "auto":
@@ -215,7 +217,7 @@ def _baseline(args) -> int:
     from staticvec.files import write_json
     from staticvec.teacher import baselines
 
-    vocab = _vocab(args)
+    vocab = load_vocab_of(args)
     out = Path(args.out)
     if args.kind in ("token", "word") or args.fallback_word:
         if not args.teacher:

@@ -482,7 +482,7 @@ def task_data_location(config: dict, task: str, workflow=None) -> DataLocation |
 
 
 def tag_data_arguments(config: dict, task: str, workflow=None) -> str:
-    """The ``--data-dir/--data-format`` arguments of ``staticvec tag`` for ``task`` (empty: not supplied)."""
+    """The ``--data-dir/--data-format`` arguments of ``staticvec evaluate tag`` for ``task`` (empty: not supplied)."""
     location = task_data_location(config, task, workflow)
     if location is None:
         return ""
@@ -498,7 +498,7 @@ def tag_data_inputs(config: dict, task: str, workflow) -> list[str]:
 
 
 def tagger_arguments(config: dict) -> str:
-    """The run-wide arguments of ``staticvec tag`` from ``config['tagging']`` (one shell-quoted string)."""
+    """The run-wide arguments of ``staticvec evaluate tag`` from ``config['tagging']`` (one shell-quoted string)."""
     tagging = config.get("tagging", {})
     args = [
         "--hparams", shlex.quote(json.dumps(tagging.get("tagger", {}), sort_keys=True)),
