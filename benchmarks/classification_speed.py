@@ -48,7 +48,7 @@ def run(tree: Path, config: Path, vectors: Path, out: Path, args) -> dict:
     """``staticvec evaluate classify`` of ``tree`` with ``config``'s classification settings, in a fresh process."""
     env = {**os.environ, "PYTHONPATH": str(tree / "workflow"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     flags = subprocess.run(
-        [sys.executable, "-c", "import sys, yaml; from staticvec.evaluate.classification_cli import config_arguments as a; "
+        [sys.executable, "-c", "import sys, yaml; from staticvec.dag.arguments import config_arguments as a; "
          "c = yaml.safe_load(open(sys.argv[1])); c['seeds'] = [int(s) for s in sys.argv[2:]]; "
          "c['classification']['seeds'] = None; c['device'] = 'cpu'; print(a(c))", str(config), *map(str, args.seeds)],
         env=env, capture_output=True, text=True, check=True).stdout.strip()

@@ -7,7 +7,7 @@ import pytest
 
 from staticvec.cli import build_parser, main
 from staticvec.embeddings import Embeddings
-from staticvec.evaluate.classification_cli import config_arguments
+from staticvec.dag.arguments import config_arguments
 
 FILLER = [f"w{i}" for i in range(30)]
 CUES = {"neg": ["dull", "awful"], "pos": ["great", "superb"], "NUM": ["many"], "HUM": ["who"]}

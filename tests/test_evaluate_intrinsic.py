@@ -214,21 +214,22 @@ def test_cli_protocol_errors(tmp_path, capsys, extra, message):
 
 
 def test_multi_protocol_options_round_trip_through_the_cli_parser():
-    """The rule's options (multi_cli_options) parse back to each protocol's view of config.yaml."""
+    """The rule's options (staticvec.dag.arguments.multi_cli_options) parse back to each protocol's view of config.yaml."""
     from staticvec.cli import build_parser
     from staticvec.config import load_config
+    from staticvec.dag import arguments
     from staticvec.evaluate import intrinsic
 
     config = load_config(["config/config.yaml"])
     outs = {"web": "a/intrinsic.web.json", "muse": "a/intrinsic.muse.json"}
-    args = build_parser().parse_args(["evaluate", "intrinsic", "v.bin", *intrinsic.multi_cli_options(config, outs)])
+    args = build_parser().parse_args(["evaluate", "intrinsic", "v.bin", *arguments.multi_cli_options(config, outs)])
     views = {name: (intrinsic.parse_view(view), out) for name, view, out in args.protocol}
     for name, out in outs.items():
         chosen = config["evaluation"]["protocols"][name]
         assert views[name] == ((chosen["oov"], chosen["lowercase"], chosen["max_vocab"]), out)
     assert args.tasks == config["evaluation"]["tasks"] and args.out is None and args.oov is None
     with pytest.raises(Exception, match="unknown evaluation protocol"):
-        intrinsic.multi_cli_options(config, {"nope": "x.json"})
+        arguments.multi_cli_options(config, {"nope": "x.json"})
 
 
 def test_views_that_keep_the_same_words_are_scored_once():

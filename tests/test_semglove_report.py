@@ -9,7 +9,7 @@ from staticvec.embeddings import Embeddings
 from staticvec.errors import InputFileError
 from staticvec.report.figures import tsne_layout
 from staticvec.report.word_lists import class_vectors, load_word_classes
-from staticvec.report.semglove_table5 import pair_counts, pairs_of_paper_table
+from staticvec.cooc.pair_counts import pair_counts, pairs_of_paper_table
 from staticvec.report.tables import build_comparison
 
 FIGURE3 = "resources/word_lists/semglove_figure3.tsv"

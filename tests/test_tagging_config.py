@@ -7,7 +7,7 @@ import pytest
 
 from staticvec.config import ConfigError, load_config, validate_config
 from staticvec.cli_args import json_or_file
-from staticvec.evaluate.tagging.data import tag_data_arguments, tagger_arguments
+from staticvec.dag.arguments import tag_data_arguments, tagger_arguments
 from staticvec.evaluate.tagging.train import TaggerConfig
 
 

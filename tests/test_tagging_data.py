@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from staticvec.errors import InputFileError, StaticvecError
+from staticvec.dag import arguments as A
 from staticvec.evaluate.tagging import data as D
 
 SHARED = Path("../shared/data/eval/sequence")
@@ -113,15 +114,15 @@ def test_conll2003_iob1_is_converted(tmp_path):
 
 def test_task_data_location_prefers_supplied_data():
     config = {"resources": {"download_dir": "resources/data", "restricted": {"ptb_wsj": None, "conll2003": None, "ontonotes": None}}}
-    assert D.task_data_location(config, "pos") == D.DataLocation("ud", "resources/data/eval/sequence/ud_english_ewt", "eval-ud-ewt")
-    assert D.task_data_location(config, "ner") is None
+    assert A.task_data_location(config, "pos") == A.DataLocation("ud", "resources/data/eval/sequence/ud_english_ewt", "eval-ud-ewt")
+    assert A.task_data_location(config, "ner") is None
     config["resources"]["restricted"].update(ptb_wsj="/data/wsj", ontonotes="/data/on5")
-    assert D.task_data_location(config, "pos") == D.DataLocation("ptb", "/data/wsj", None)
-    assert D.task_data_location(config, "ner") == D.DataLocation("ontonotes", "/data/on5", None)
+    assert A.task_data_location(config, "pos") == A.DataLocation("ptb", "/data/wsj", None)
+    assert A.task_data_location(config, "ner") == A.DataLocation("ontonotes", "/data/on5", None)
     config["resources"]["restricted"]["conll2003"] = "/data/conll03"  # both: tagging.ner_source decides
-    assert D.task_data_location(config, "ner").fmt == "conll2003"
+    assert A.task_data_location(config, "ner").fmt == "conll2003"
     config["tagging"] = {"ner_source": "ontonotes"}
-    assert D.task_data_location(config, "ner").fmt == "ontonotes"
+    assert A.task_data_location(config, "ner").fmt == "ontonotes"
 
 
 @pytest.mark.skipif(not (SHARED / "conll2000").is_dir(), reason="CoNLL-2000 not in ../shared/data")

@@ -1,6 +1,6 @@
 # Downstream sentence classification (X2Static Table 4): one job per embedding scores it with the
 # paper's CNN on MR, CR, SUBJ, MPQA, TREC and SST-5 over the classification seeds (the embedding of
-# the first training seed). Settings: config classification (classification_cli.config_arguments).
+# the first training seed). Settings: config classification (staticvec.dag.arguments.config_arguments).
 
 
 rule classification:

@@ -1,8 +1,8 @@
 # Extrinsic sequence labelling (SemGloVe Table 2, Wang et al. Table 3, Context-to-Vec Table 3):
 #
-#   {R}/embeddings/{emb}/seed{s}/vectors.bin -> {R}/eval/{emb}/tagging/{task}.seed{seed}.json (staticvec tag)
-#   the teacher (contextual row)      ->  {R}/eval/contextual-{teacher}/tagging/...        (staticvec tag --teacher)
-#   every task × seed of one {emb}    ->  {R}/eval/{emb}/tagging.json + .csv               (staticvec tag-summary)
+#   {R}/embeddings/{emb}/seed{s}/vectors.bin -> {R}/eval/{emb}/tagging/{task}.seed{seed}.json (staticvec evaluate tag)
+#   the teacher (contextual row)      ->  {R}/eval/contextual-{teacher}/tagging/...        (staticvec evaluate tag --teacher)
+#   every task × seed of one {emb}    ->  {R}/eval/{emb}/tagging.json + .csv               (staticvec evaluate tag-summary)
 #
 # tagging.json (W.tagging_result) is what the tables sheet's `source: tagging` tables read. Settings: config["tagging"]; data: CoNLL-2000 and UD EWT from the resource
 # registry, PTB WSJ / CoNLL-2003 / OntoNotes from resources.restricted when the user supplies them

@@ -224,7 +224,7 @@ def _cli_restrict(args) -> int:
 
 def _cli_pair_counts(args) -> int:
     from staticvec.files import write_json
-    from staticvec.report.semglove_table5 import pair_counts, pairs_of_paper_table
+    from staticvec.cooc.pair_counts import pair_counts, pairs_of_paper_table
 
     vocab = load_vocab_of(args)
     pairs = pairs_of_paper_table(args.paper_table) if args.paper_table else \

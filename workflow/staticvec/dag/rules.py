@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 
+from staticvec.dag import arguments
 from staticvec.dag import post as post_targets
 from staticvec.dag.paths import RulePaths
 from staticvec.methods import REGISTRY
@@ -220,9 +221,7 @@ class RuleFunctions:
     # ------------------------------------------------------------ evaluation
     def protocol_options(self, wildcards) -> str:
         """The options of one protocol's intrinsic evaluation (the per-protocol rule)."""
-        from staticvec.evaluate.intrinsic import cli_options
-
-        return shlex.join(cli_options(self.config, wildcards.protocol))
+        return shlex.join(arguments.cli_options(self.config, wildcards.protocol))
 
     def table_inputs(self, wildcards) -> list[str]:
         return self.W.table_inputs(f"{wildcards.paper}_{wildcards.table}")
@@ -235,9 +234,7 @@ class RuleFunctions:
         return self.W.embedding(wildcards.emb, self.W.seeds(wildcards.emb)[0])
 
     def classification_args(self) -> str:
-        from staticvec.evaluate.classification_cli import config_arguments
-
-        return config_arguments(self.config)
+        return arguments.config_arguments(self.config)
 
     @property
     def classification_threads(self) -> int:
@@ -246,12 +243,10 @@ class RuleFunctions:
     def intrinsic_options(self, protocols):
         """The params function of the job scoring ``protocols`` of one embedding: every protocol's view
         and result file (the rule's outputs, named by protocol) and the shared options."""
-        from staticvec.evaluate.intrinsic import multi_cli_options
-
         protocols = tuple(protocols)
 
         def options(wildcards, output) -> str:
-            return shlex.join(multi_cli_options(self.config, {p: getattr(output, p) for p in protocols}))
+            return shlex.join(arguments.multi_cli_options(self.config, {p: getattr(output, p) for p in protocols}))
 
         return options
 
@@ -291,19 +286,13 @@ class RuleFunctions:
         return [self.tag_result(wildcards.emb, task, seed) for task in self.tag_tasks for seed in self.tag_seeds]
 
     def tag_data_inputs(self, wildcards) -> list[str]:
-        from staticvec.evaluate.tagging.data import tag_data_inputs
-
-        return tag_data_inputs(self.config, wildcards.task, self.W)
+        return arguments.tag_data_inputs(self.config, wildcards.task, self.W)
 
     def tag_data_args(self, wildcards) -> str:
-        from staticvec.evaluate.tagging.data import tag_data_arguments
-
-        return tag_data_arguments(self.config, wildcards.task, self.W)
+        return arguments.tag_data_arguments(self.config, wildcards.task, self.W)
 
     def tagger_args(self) -> str:
-        from staticvec.evaluate.tagging.data import tagger_arguments
-
-        return tagger_arguments(self.config)
+        return arguments.tagger_arguments(self.config)
 
     @property
     def tag_contextual_layer(self) -> int:

@@ -188,7 +188,7 @@ class TeacherPlan:
     def ase_args(self, teacher: str, k: int) -> str:
         """`baseline ase` flags over the first k shards. Only the whole corpus needs the word-alone
         fallback: a fraction's table is cut to the fraction's own vocabulary (its words are all met)."""
-        from staticvec.evaluate.intrinsic import data_dir_from_config
+        from staticvec.dag.arguments import data_dir_from_config
 
         args = self._teacher_args(teacher) + self._vocab_args()
         if k == self.n_shards and self.tc.get("ase", {}).get("fallback_word"):

@@ -121,7 +121,7 @@ class Workflow:
         """Registry groups the run's targets read besides the corpus: the intrinsic evaluation
         sets (every embedding is scored), the lexicons and WordNet when the sheet post-processes,
         the tagging and classification data when a selected table needs them."""
-        from staticvec.evaluate.tagging.data import TASKS, task_data_location
+        from staticvec.dag.arguments import TASKS, task_data_location
 
         groups = list(self.EVAL_GROUPS)
         if self.sheet.ids("retrofit"):
@@ -769,7 +769,7 @@ class Workflow:
         import shlex
 
         from staticvec.evaluate.datasets import DATASETS
-        from staticvec.evaluate.intrinsic import data_dir_from_config
+        from staticvec.dag.arguments import data_dir_from_config
 
         entry = self.dev_curve_figure(emb)
         if entry is None:

@@ -129,7 +129,7 @@ def _intrinsic(args) -> int:
 
 
 def _register_classify(sub) -> None:
-    from staticvec.evaluate.classification_cli import DATASETS
+    from staticvec.evaluate.classification_data import DATASET_NAMES as DATASETS
 
     p = sub.add_parser(
         "classify",
@@ -172,7 +172,7 @@ def _classify(args) -> int:
     import torch
 
     from staticvec.evaluate.classification import ClassifierSettings, classify_to_file
-    from staticvec.evaluate.classification_cli import SETTING_FLAGS
+    from staticvec.dag.arguments import SETTING_FLAGS
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -33,10 +33,8 @@ section raises :class:`InputFileError` / :class:`StaticvecError` naming the file
 
 from __future__ import annotations
 
-import json
 import random
 import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, NamedTuple
@@ -438,72 +436,3 @@ def load_task(task: str, directory, fmt: str = "auto", dev_fraction: float = 0.1
         return load_conll2000(directory, dev_fraction, dev_seed)
     loader = {"ud": load_ud, "ptb": load_ptb, "conll2003": load_conll2003, "ontonotes": load_ontonotes}[fmt]
     return loader(directory)
-
-
-# Open data sets: task -> (format, resource group of config/resources.yaml, its path under download_dir)
-OPEN_SETS = {
-    "chunk": ("conll2000", "eval-conll2000", "eval/sequence/conll2000"),
-    "pos": ("ud", "eval-ud-ewt", "eval/sequence/ud_english_ewt"),
-}
-
-
-@dataclass
-class DataLocation:
-    fmt: str
-    directory: str
-    resource_group: str | None  # a group of the resource registry; None for data the user supplied
-
-
-def task_data_location(config: dict, task: str, workflow=None) -> DataLocation | None:
-    """Where ``task``'s data is, from the workflow config; None when no data is supplied (NER).
-
-    POS prefers the user's PTB WSJ (``resources.restricted.ptb_wsj``) over UD EWT; NER needs
-    CoNLL-2003 or OntoNotes from ``resources.restricted`` (``tagging.ner_source`` picks one
-    when both are given). The open sets are the registry's groups, fetched (or copied from the
-    mirror) into ``resources.download_dir``; ``workflow`` (a ``staticvec.dag.workflow.Workflow``)
-    names their folders when given.
-    """
-    if task not in TASKS:
-        raise StaticvecError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
-    restricted = config.get("resources", {}).get("restricted") or {}
-    if task == "pos" and restricted.get("ptb_wsj"):
-        return DataLocation("ptb", str(restricted["ptb_wsj"]), None)
-    if task == "ner":
-        preferred = config.get("tagging", {}).get("ner_source", "conll2003")
-        for fmt in (preferred, "conll2003", "ontonotes"):
-            if restricted.get(fmt):
-                return DataLocation(fmt, str(restricted[fmt]), None)
-        return None
-    fmt, group, rel_path = OPEN_SETS[task]
-    if workflow is not None:
-        return DataLocation(fmt, workflow.resource_dir(group), group)
-    download_dir = config.get("resources", {}).get("download_dir", "resources/data").rstrip("/")
-    return DataLocation(fmt, f"{download_dir}/{rel_path}", group)
-
-
-def tag_data_arguments(config: dict, task: str, workflow=None) -> str:
-    """The ``--data-dir/--data-format`` arguments of ``staticvec evaluate tag`` for ``task`` (empty: not supplied)."""
-    location = task_data_location(config, task, workflow)
-    if location is None:
-        return ""
-    return f"--data-dir {shlex.quote(location.directory)} --data-format {location.fmt}"
-
-
-def tag_data_inputs(config: dict, task: str, workflow) -> list[str]:
-    """Snakemake inputs of a tagging job's data: the open set's verification marker (else nothing)."""
-    location = task_data_location(config, task, workflow)
-    if location is None or location.resource_group is None:
-        return []
-    return [workflow.resource_marker(location.resource_group)]
-
-
-def tagger_arguments(config: dict) -> str:
-    """The run-wide arguments of ``staticvec evaluate tag`` from ``config['tagging']`` (one shell-quoted string)."""
-    tagging = config.get("tagging", {})
-    args = [
-        "--hparams", shlex.quote(json.dumps(tagging.get("tagger", {}), sort_keys=True)),
-        "--dev-fraction", str(tagging.get("dev_fraction", 0.1)),
-        "--dev-split-seed", str(tagging.get("dev_split_seed", 2000)),
-        "--device", str(config.get("device", "auto")),
-    ]
-    return " ".join(args)

@@ -1,8 +1,9 @@
-"""SemGloVe Table 5: the co-occurrence counts X_ij of a few word pairs under GloVe, sd and md.
+"""The co-occurrence counts X_ij of given word pairs in co-occurrence stores (SemGloVe's Table 5 shows
+them under GloVe, sd and md: ``staticvec cooc pair-counts``).
 
-Reads merged stores (GloVe's window counts and SemGloVe's attention and MLM stores, all over one
-vocabulary) and writes the result file the table builder reads (``config/tables.yaml`` entry
-``semglove_table5``: rows are pairs, columns ``{row}.<store name>``)::
+Reads merged stores over one vocabulary (window counts, SemGloVe's attention and MLM stores) and
+writes a result file the table builder reads (``config/tables.yaml`` entry ``semglove_table5``: rows
+are pairs, columns ``{row}.<store name>``)::
 
     {"results": {"cat_cats": {"word1": "cat", "word2": "cats",
                               "glove": {"score": 33.0, "found": 1, "total": 1}, ...}, ...},
