@@ -418,11 +418,17 @@ class Workflow:
         return int(width)
 
     def params(self, emb: str) -> dict:
-        """The embedding's hyper-parameters, with `teacher` dimensions resolved to the teacher's width."""
+        """The embedding's hyper-parameters, with `teacher` dimensions resolved to the teacher's width and
+        GloVe's `small_dim_iterations` applied: SemGloVe §5.3 (Figure 2a) trains vectors of fewer than
+        `below_dim` dimensions for its `iterations` (paper.yaml: 50 below 300-d), the others for `iterations`."""
         spec = self.spec(emb)
         params = dict(spec.params)
         if params.get("dim") == "teacher":
             params["dim"] = self.teacher_width(spec.teacher or self.config["teacher"]["default"])
+        if "small_dim_iterations" in params:
+            rule = params.pop("small_dim_iterations")
+            if rule and int(params["dim"]) < int(rule["below_dim"]):
+                params["iterations"] = int(rule["iterations"])
         return params
 
     def teacher_depth(self, teacher_id: str) -> int:
