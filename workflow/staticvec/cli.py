@@ -28,7 +28,6 @@ COMMAND_MODULES = [
     "staticvec.evaluate.classification_cli",
     "staticvec.cooc.cli",
     "staticvec.train.cli",
-    "staticvec.train.student_cli",  # after staticvec.train.cli: it adds its commands to `staticvec train`
     "staticvec.evaluate.tagging.cli",
 ]
 
