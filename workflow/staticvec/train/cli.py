@@ -345,7 +345,6 @@ def _glove(args) -> int:
 
 def _gensim(args) -> int:
     from staticvec.cooc.cli import load_vocab_of
-    from staticvec.errors import StaticvecError
     from staticvec.files import write_json
     from staticvec.train.gensim_baselines import (
         FastTextConfig, SentenceCorpus, Word2VecConfig, train_fasttext, train_word2vec,
@@ -357,19 +356,15 @@ def _gensim(args) -> int:
     corpus = SentenceCorpus(args.shards, args.text)
     fixed = {"seed": args.seed, "workers": args.threads}
     if args.method == "fasttext":
-        cfg = build_params(args, FastTextConfig, fixed)
-        cfg.workers = 1 if cfg.deterministic else cfg.workers
-        emb, record = train_fasttext(corpus, vocab, cfg)
-        method = "fasttext"
+        cfg, train = build_params(args, FastTextConfig, fixed), train_fasttext
     else:
-        cfg = build_params(args, Word2VecConfig, {**fixed, "arch": args.method})
-        cfg.workers = 1 if cfg.deterministic else cfg.workers
-        emb, record = train_word2vec(corpus, vocab, cfg)
-        method = cfg.arch
+        cfg, train = build_params(args, Word2VecConfig, {**fixed, "arch": args.method}), train_word2vec
+    cfg.workers = 1 if cfg.deterministic else cfg.workers  # recorded as used
+    emb, record = train(corpus, vocab, cfg)
     emb.save(args.out)
     import gensim
 
-    write_json(_record_path(args), {"method": method, "gensim": gensim.__version__,
+    write_json(_record_path(args), {"method": args.method, "gensim": gensim.__version__,
                                     "threads": cfg.workers, "deterministic": cfg.deterministic,
                                     "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count},
                                     **record})
