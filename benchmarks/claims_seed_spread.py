@@ -22,10 +22,11 @@ from pathlib import Path
 
 SETS = ["ws353", "ws353_sim", "ws353_rel", "simlex999", "rw", "men"]
 AVG = ["ws353", "ws353_sim", "ws353_rel", "simlex999"]
-METHODS = {  # config/config.yaml methods.skipgram / methods.cbow, as the workflow's train rule passes them
-    "sg": "--arch skipgram --dim 300 --window 5 --negative 5 --sample 0.0001 --epochs 5 --alpha 0.025 --min-alpha 0.0001 --deterministic",
-    "cbow": "--arch cbow --dim 300 --window 5 --negative 5 --sample 0.0001 --epochs 5 --alpha 0.05 --min-alpha 0.0001"
-            " --cbow-mean --deterministic",
+METHODS = {  # command and --params: config/config.yaml methods.skipgram / methods.cbow, as the workflow's train rule passes them
+    "sg": ("skipgram", {"dim": 300, "window": 5, "negative": 5, "sample": 0.0001, "epochs": 5, "alpha": 0.025,
+                        "min_alpha": 0.0001, "vectors": "input", "deterministic": True}),
+    "cbow": ("cbow", {"dim": 300, "window": 5, "negative": 5, "sample": 0.0001, "epochs": 5, "alpha": 0.05,
+                      "min_alpha": 0.0001, "cbow_mean": True, "deterministic": True}),
 }
 
 
@@ -53,13 +54,13 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     shards = sorted(str(p) for p in (corpus / "shards").glob("*.tsv.gz"))
     scores = {}
-    for method, flags in METHODS.items():
+    for method, (command, params) in METHODS.items():
         for seed in range(1, args.seeds + 1):
             out = work / f"{method}.seed{seed}"
             result = work / f"{method}.seed{seed}.web.json"
             if not result.exists():
-                run(["staticvec", "train", "word2vec", "--shards", *shards, "--vocab", str(corpus / "vocab.min5.tsv"),
-                     "--min-count", "5", *flags.split(), "--seed", str(seed), "--workers", "1",
+                run(["staticvec", "train", command, "--shards", *shards, "--vocab", str(corpus / "vocab.min5.tsv"),
+                     "--min-count", "5", "--params", json.dumps(params), "--seed", str(seed), "--threads", "1",
                      "--out", f"{out}.bin", "--record", f"{out}.json"])
                 run(["staticvec", "evaluate", "intrinsic", f"{out}.bin", "--out", str(result), "--threads", "1",
                      "--data-dir", args.eval_dir, "--oov", "mean", "--tasks", *SETS])

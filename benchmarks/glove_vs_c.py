@@ -149,8 +149,9 @@ def main(argv=None) -> int:
                               "--window", str(args.window), "--memory-gb", str(args.memory), "--out", str(work / "ours.cooc")],
                              work / "ours_cooc.log", env=env),
             "glove": timed([*staticvec, "train", "glove", "--cooc", str(work / "ours.cooc"), "--vocab", str(vocab_path),
-                            "--out", str(work / "ours_vectors.bin"), "--dim", str(args.dim), "--iterations", str(args.iterations),
-                            "--x-max", "10", "--no-bias-lr-scaled", "--grad-clip", "100", "--threads", str(args.threads),
+                            "--out", str(work / "ours_vectors.bin"), "--params", json.dumps({
+                                "dim": args.dim, "iterations": args.iterations, "x_max": 10, "bias_lr_scaled": False,
+                                "grad_clip": 100}), "--threads", str(args.threads),
                             "--device", args.device, "--seed", str(args.seed)], work / "ours_glove.log", env=env),
         }
         record = json.loads((work / "ours_vectors.json").read_text())

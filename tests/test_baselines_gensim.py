@@ -10,6 +10,7 @@ from staticvec.cli import main
 from staticvec.corpus.shards import Sentence
 from staticvec.corpus.vocab import Vocabulary, count_tokens
 from staticvec.embeddings import Embeddings
+from staticvec.errors import StaticvecError
 from staticvec.train.gensim_baselines import (
     FastTextConfig,
     SentenceCorpus,
@@ -40,6 +41,14 @@ def corpus(tmp_path):
     vocab = Vocabulary.from_counts(counts, min_count=2)
     vocab.save(tmp_path / "vocab.tsv")
     return path, vocab
+
+
+def main_raising(argv):
+    """The command's handler called directly: its StaticvecError raised (main prints it and returns 2)."""
+    from staticvec.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    return args.handler(args)
 
 
 def separation(emb):
@@ -84,46 +93,65 @@ def test_fasttext_vectors_cover_the_vocabulary(corpus):
 def test_cli_word2vec_writes_vectors_and_record(corpus, tmp_path):
     path, vocab = corpus
     out = tmp_path / "cbow" / "vectors.bin"
-    assert main(["train", "word2vec", "--arch", "cbow", "--shards", str(path), "--vocab", str(tmp_path / "vocab.tsv"),
-                 "--min-count", "2", "--dim", "8", "--epochs", "1", "--workers", "1", "--out", str(out)]) == 0
+    assert main(["train", "cbow", "--shards", str(path), "--vocab", str(tmp_path / "vocab.tsv"),
+                 "--min-count", "2", "--params", '{"dim": 8, "epochs": 1}', "--threads", "1", "--out", str(out)]) == 0
     emb = Embeddings.load(out)
     assert emb.words == vocab.words
     record = json.loads((tmp_path / "cbow" / "vectors.json").read_text())
     assert record["method"] == "cbow" and record["hyperparameters"]["window"] == 5
-    assert main(["train", "word2vec", "--vocab", str(tmp_path / "vocab.tsv"), "--out", str(out)]) == 2  # no sentences
+    assert main(["train", "cbow", "--vocab", str(tmp_path / "vocab.tsv"), "--out", str(out)]) == 2  # no sentences
+    bad = ["train", "cbow", "--shards", str(path), "--vocab", str(tmp_path / "vocab.tsv"), "--out", str(out)]
+    with pytest.raises(StaticvecError, match="unknown hyper-parameter.*arch"):  # the command fixes the architecture
+        main_raising([*bad, "--params", '{"arch": "skipgram"}'])
+    with pytest.raises(StaticvecError, match="unknown hyper-parameter.*windw"):
+        main_raising([*bad, "--params", '{"windw": 3}'])
 
 
-@pytest.mark.parametrize("method", ["glove", "skipgram", "cbow", "fasttext"])
-def test_config_sections_become_the_trainers_flags(method):
-    """Every hyper-parameter of config/config.yaml reaches the CLI unchanged."""
+@pytest.mark.parametrize("method", ["glove", "semglove", "skipgram", "cbow", "fasttext", "model2vec"])
+def test_config_sections_become_the_trainers_parameters(method):
+    """Every trainer key of config/config.yaml's methods.<method> reaches the trainer's dataclass unchanged
+    through --params (the rule's JSON); the workflow's keys stay out of it."""
+    import dataclasses
     import shlex
 
     from staticvec.cli import build_parser
     from staticvec.config import load_config
-    from staticvec.train.cli import _NOT_FLAGS, method_flags
+    from staticvec.methods import REGISTRY, trainer_params
+    from staticvec.train import cli as train_cli
+    from staticvec.train.gensim_baselines import FastTextConfig
+    from staticvec.train.glove import GloveParams
+    from staticvec.train.model2vec import Model2VecParams
 
     settings = load_config(["config/config.yaml"])["methods"][method]
-    command = "glove" if method == "glove" else ("fasttext" if method == "fasttext" else "word2vec")
-    required = ["--vocab", "v", "--out", "o"] + (["--cooc", "c"] if method == "glove" else [])
-    args = build_parser().parse_args(["train", command, *required, *shlex.split(method_flags(method, settings))])
-    renamed = {"gpu_batch_size": "batch_size"}
-    for key, value in settings.items():
-        if method in _NOT_FLAGS.get(key, ()):  # workflow keys (window, threads, small_dim_iterations)
-            continue
-        assert getattr(args, renamed.get(key, key)) == value, key
-    if method in ("skipgram", "cbow"):
-        assert args.arch == method
+    settings = {k: v for k, v in settings.items() if k not in ("variants", "small_dim_iterations")}
+    row = trainer_params(method, settings)
+    assert not set(row) & set(REGISTRY[method].workflow_keys)
+    command = REGISTRY[method].command
+    required = {"glove": ["--cooc", "c"], "model2vec": ["--teacher", "t", "--model-dir", "m"]}.get(command, [])
+    args = build_parser().parse_args(["train", command, "--vocab", "v", "--out", "o", *required,
+                                      *shlex.split(shlex.join(["--params", json.dumps(row)]))])
+    params_cls = {"glove": GloveParams, "fasttext": FastTextConfig, "model2vec": Model2VecParams}.get(command, Word2VecConfig)
+    fixed = {} if params_cls in (GloveParams, Model2VecParams) else {"seed": 1, "workers": 1}
+    if command in ("skipgram", "cbow"):
+        fixed["arch"] = command
+    params = train_cli.build_params(args, params_cls, fixed)
+    for key, value in row.items():
+        assert getattr(params, key) == value, key
+    if command in ("skipgram", "cbow"):
+        assert params.arch == method
+    names = {f.name for f in dataclasses.fields(params_cls)}
+    assert set(row) <= names
 
 
-@pytest.mark.parametrize("command, arch", [("word2vec", "skipgram"), ("word2vec", "cbow"), ("fasttext", "skipgram")])
-def test_same_seed_gives_the_same_vectors_byte_for_byte(corpus, tmp_path, command, arch):
+@pytest.mark.parametrize("command", ["skipgram", "cbow", "fasttext"])
+def test_same_seed_gives_the_same_vectors_byte_for_byte(corpus, tmp_path, command):
     path, _ = corpus
 
     def run(name, *flags):
         out = tmp_path / name / "vectors.bin"
         extra = ["--bucket", "2000"] if command == "fasttext" else []
-        assert main(["train", command, "--arch", arch, "--shards", str(path), "--vocab", str(tmp_path / "vocab.tsv"),
-                     "--min-count", "2", "--dim", "8", "--epochs", "2", "--workers", "2", "--seed", "3",
+        assert main(["train", command, "--shards", str(path), "--vocab", str(tmp_path / "vocab.tsv"),
+                     "--min-count", "2", "--params", '{"dim": 8, "epochs": 2}', "--threads", "2", "--seed", "3",
                      "--out", str(out), *extra, *flags]) == 0
         return out.read_bytes(), json.loads(out.with_name("vectors.json").read_text())
 
@@ -170,6 +198,6 @@ def test_context_vectors_are_the_negative_sampling_output_table(corpus, tmp_path
     within, across = separation(emb)
     assert within > across + 0.05 and record["hyperparameters"]["vectors"] == "context"
     out = tmp_path / "ctx.bin"
-    assert main(["train", "word2vec", "--shards", str(path), "--vocab", str(tmp_path / "vocab.tsv"), "--min-count", "2",
-                 "--dim", "16", "--epochs", "3", "--seed", "5", "--vectors", "context", "--out", str(out)]) == 0
+    assert main(["train", "skipgram", "--shards", str(path), "--vocab", str(tmp_path / "vocab.tsv"), "--min-count", "2",
+                 "--params", '{"dim": 16, "epochs": 3, "vectors": "context"}', "--seed", "5", "--out", str(out)]) == 0
     np.testing.assert_array_equal(Embeddings.load(out).vectors, emb.vectors)

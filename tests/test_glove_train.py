@@ -227,7 +227,6 @@ def test_figure_2a_trains_fewer_than_300_dimensions_for_50_iterations():
     from pathlib import Path
 
     from staticvec.config import load_config
-    from staticvec.train.cli import glove_training_params
     from staticvec.dag.workflow import Workflow
 
     repo = Path(__file__).resolve().parents[1]
@@ -237,8 +236,29 @@ def test_figure_2a_trains_fewer_than_300_dimensions_for_50_iterations():
     for base in sweep.bases:
         for dim in sweep.values:
             vid = sweep.variant_id(base, dim)
-            got = glove_training_params(paper.params(vid))
+            got = paper.params(vid)  # the resolved row: what the rule passes as --params
             assert got["dim"] == dim and got["iterations"] == (50 if dim < 300 else 100), vid
             assert "small_dim_iterations" not in got
-            assert glove_training_params(default.params(vid))["iterations"] == default.params(vid)["iterations"]
-    assert glove_training_params(paper.params("glove"))["iterations"] == 100
+            assert default.params(vid)["iterations"] == default.config["methods"][default.spec(vid).method]["iterations"]
+    assert paper.params("glove")["iterations"] == 100
+
+
+def test_params_json_builds_the_dataclass_and_flags_override_it(tmp_path):
+    """--params (the rule's resolved row) builds GloveParams; a flag overrides a key; an unknown key is an error naming it."""
+    import pytest
+
+    from staticvec.cli import build_parser
+    from staticvec.errors import StaticvecError
+
+    vocab = make_vocab(5)
+    vocab.save(tmp_path / "vocab.tsv")
+    store_of(tmp_path, vocab, [0, 1, 1, 2], [1, 0, 2, 1], [3.0, 3.0, 1.0, 1.0])
+    common = ["train", "glove", "--cooc", str(tmp_path / "x.cooc"), "--vocab", str(tmp_path / "vocab.tsv"), "--device", "cpu"]
+    (tmp_path / "p.json").write_text('{"dim": 4, "iterations": 2, "x_max": 5}')
+    out = tmp_path / "a" / "vectors.bin"
+    assert main([*common, "--params", "@" + str(tmp_path / "p.json"), "--iterations", "3", "--out", str(out)]) == 0
+    hp = json.loads(out.with_name("vectors.json").read_text())["hyperparameters"]
+    assert (hp["dim"], hp["iterations"], hp["x_max"], hp["lr"]) == (4, 3, 5.0, 0.05)  # lr: the dataclass's default
+    args = build_parser().parse_args([*common, "--params", '{"dim": 4, "window": 5}', "--out", str(out)])
+    with pytest.raises(StaticvecError, match="unknown hyper-parameter.*window"):  # a workflow key: not the trainer's
+        args.handler(args)

@@ -39,3 +39,21 @@ def test_each_sheet_entry_is_matched_by_exactly_its_methods_rule():
     assert set(student_methods()) == {"x2static", "bert_sg", "c2v"}
     seeded = {sheet[e].method: sheet[e].seeded for e in sheet.ids()}
     assert seeded["glove"] and seeded["bert_sg"] and not seeded["ase"] and not seeded["model2vec"]
+
+
+def test_every_trained_method_has_a_train_command_and_declares_its_workflow_keys(capsys):
+    """The training rules pass `--params` (the row less `workflow_keys`) to `staticvec train <command>`:
+    the command exists, and every workflow key is a key of the method's config block (threads in each)."""
+    import pytest
+
+    from staticvec.cli import build_parser
+
+    config = load_config([REPO / "config" / "config.yaml"])
+    for m in REGISTRY.values():
+        if not m.rule.startswith("train_"):
+            continue
+        with pytest.raises(SystemExit) as stop:  # --help of an existing command exits 0
+            build_parser().parse_args(["train", m.command, "--help"])
+        assert stop.value.code == 0, m
+        assert set(m.workflow_keys) <= set(config["methods"][m.config_block]), m
+        assert "threads" in m.workflow_keys, m

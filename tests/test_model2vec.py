@@ -252,8 +252,8 @@ def test_the_default_run_plans_the_model2vec_row(shared_data):
     assert re.search(r"^train_model2vec\s+2$", out, re.M)  # 300-d and the teacher's width
     commands = [line for line in out.splitlines() if "staticvec train model2vec" in line]
     command = next(c for c in commands if "embeddings/model2vec/" in c)
-    assert "--teacher minilm" in command and "--pca-dims 300" in command and "--vocabulary teacher" in command
-    assert "--pca-dims auto" in next(c for c in commands if "embeddings/model2vec_teacher_dim/" in c)
+    assert "--teacher minilm" in command and '"pca_dims": 300' in command and '"vocabulary": "teacher"' in command
+    assert '"pca_dims": "auto"' in next(c for c in commands if "embeddings/model2vec_teacher_dim/" in c)
     assert "--model-dir results/default/embeddings/model2vec/seed1/model2vec" in command
     assert "--out results/default/embeddings/model2vec/seed1/vectors.bin" in command
     for protocol in ("web", "muse"):  # the summary and the C2V table read web, X2Static's table muse

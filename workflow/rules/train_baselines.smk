@@ -9,8 +9,8 @@ rule train_gensim_baseline:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),
     params:
-        command=RF.gensim_command,
-        flags=RF.gensim_flags,
+        command=RF.train_command,
+        method_params=RF.method_params,
         vocab=W.vocab_flags(),
     log:
         P.log("train"),
@@ -26,15 +26,12 @@ rule train_gensim_baseline:
         CPU_ENV
     shell:
         "staticvec train {params.command} --shards {input.shards} --vocab {input.vocab} {params.vocab}"
-        " {params.flags} --seed {wildcards.seed} --workers {threads}"
+        " {params.method_params} --seed {wildcards.seed} --threads {threads}"
         " --out {output.vectors} --record {output.record} > {log} 2>&1"
 
 
 # Model2Vec (the model2vec library) from the entry's teacher: no corpus, only the vocabulary it is
 # written over; the library's own model is kept beside the vectors. Seedless (one job, first seed).
-
-from staticvec.train.model2vec import rule_args as model2vec_args
-
 
 rule train_model2vec:
     input:
@@ -44,7 +41,8 @@ rule train_model2vec:
         record=W.embedding_record("{emb}"),
         model=directory(P.embedding_file("model2vec")),
     params:
-        args=lambda wc: model2vec_args(W, wc.emb),
+        args=RF.model2vec_args,
+        method_params=RF.method_params,
         vocab=W.vocab_flags(),
     log:
         P.log("train"),
@@ -52,7 +50,7 @@ rule train_model2vec:
         P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_model2vec"),
-    threads: lambda wc: W.params(wc.emb).get("threads", 8)
+    threads: RF.train_threads
     resources:
         mem_mb=4000,
         runtime=60,
@@ -60,5 +58,5 @@ rule train_model2vec:
     conda:
         GPU_ENV
     shell:
-        "staticvec train model2vec --vocab {input.vocab} {params.vocab} {params.args} --threads {threads}"
+        "staticvec train model2vec --vocab {input.vocab} {params.vocab} {params.args} {params.method_params} --threads {threads}"
         " --model-dir {output.model} --out {output.vectors} --record {output.record} > {log} 2>&1"

@@ -10,7 +10,7 @@ rule train_glove:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),
     params:
-        flags=RF.glove_flags,
+        method_params=RF.method_params,
         vocab=W.vocab_flags(),
         checkpoint=P.checkpoint("npz"),  # survives a killed job; resumed
         device=RF.device,
@@ -28,6 +28,6 @@ rule train_glove:
     conda:
         GPU_ENV
     shell:
-        "staticvec train glove --cooc {input.cooc} --vocab {input.vocab} {params.vocab} {params.flags}"
+        "staticvec train glove --cooc {input.cooc} --vocab {input.vocab} {params.vocab} {params.method_params}"
         " --seed {wildcards.seed} --threads {threads} --device {params.device}"
         " --checkpoint {params.checkpoint} --out {output.vectors} --record {output.record} > {log} 2>&1"

@@ -9,7 +9,8 @@ rule train_student:
         vectors=W.embedding("{emb}"),
         record=W.embedding_record("{emb}"),
     params:
-        command=RF.student_command,
+        command=RF.train_command,
+        method_params=RF.method_params,
         args=RF.student_args,
         checkpoint=P.checkpoint("pt"),
         model="",
@@ -19,7 +20,7 @@ rule train_student:
         P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_student"),
-    threads: lambda wc: W.params(wc.emb).get("threads", 1)
+    threads: RF.train_threads
     resources:
         mem_mb=8000,
         runtime=720,
@@ -28,7 +29,7 @@ rule train_student:
         GPU_ENV
     shell:
         "staticvec train {params.command} --features {input.features} --vocab {input.vocab}"
-        " --feature-vocab {input.feature_vocab} {params.args} --seed {wildcards.seed}"
+        " --feature-vocab {input.feature_vocab} {params.method_params} {params.args} --seed {wildcards.seed} --threads {threads}"
         " --checkpoint {params.checkpoint} {params.model} --out {output.vectors} --record {output.record} > {log} 2>&1"
 
 
@@ -40,6 +41,7 @@ use rule train_student as train_bert_sg with:
         model=P.embedding_file("model.pt"),
     params:
         command="bert-sg",
+        method_params=RF.method_params,
         args=RF.student_args,
         checkpoint=P.checkpoint("pt"),
         model=RF.model_output_flag,

@@ -25,7 +25,6 @@ COMMAND_MODULES = [
     "staticvec.teacher.cli",
     "staticvec.cooc.cli",
     "staticvec.train.cli",
-    "staticvec.train.student_cli",  # after staticvec.train.cli: it adds its commands to `staticvec train`
     "staticvec.post.cli",
     "staticvec.evaluate.cli",
     "staticvec.report.cli",

@@ -1,7 +1,7 @@
 """The method registry: every method an entry of the embeddings sheet may name, and what the
 workflow needs to know of it — where its defaults live in the config, whether it depends on a
-random seed, whether it reads a teacher, which rule builds it and, for the distillation students,
-their ``staticvec train`` command.
+random seed, whether it reads a teacher, which rule builds it and, for the trained methods, their
+``staticvec train`` command and the keys of their parameters that steer the workflow, not the trainer.
 
 Adding a method is one entry here, its module (a trainer with a CLI command) and a sheet row; the
 sheet loader, the seeds, the rules' wildcard constraints and the teacher plan read this table.
@@ -20,20 +20,29 @@ class Method:
     uses_teacher: bool  # reads a contextual teacher (the config's default one unless the entry names one)
     rule: str  # the rule that builds its embeddings
     student: bool = False  # a distillation student reading the teacher's stored features
-    command: str | None = None  # its `staticvec train <command>` where the rule runs several methods
+    command: str | None = None  # its `staticvec train <command>` (training rules: the trainer of the entry)
+    # keys of its resolved row that steer the workflow (the job's threads, the input picked), not the
+    # trainer: left out of the --params JSON a training rule passes
+    workflow_keys: tuple[str, ...] = ("threads",)
 
+
+STUDENT_KEYS = ("threads", "checkpoint_every")  # checkpoint_every: seconds, the job's --checkpoint-every
 
 REGISTRY: dict[str, Method] = {m.name: m for m in [
-    Method("glove", "glove", seeded=True, uses_teacher=False, rule="train_glove"),
-    Method("semglove", "semglove", seeded=True, uses_teacher=True, rule="train_glove"),
-    Method("skipgram", "skipgram", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="word2vec"),
-    Method("cbow", "cbow", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="word2vec"),
+    Method("glove", "glove", seeded=True, uses_teacher=False, rule="train_glove", command="glove",
+           workflow_keys=("threads", "window")),  # window: the store it reads
+    Method("semglove", "semglove", seeded=True, uses_teacher=True, rule="train_glove", command="glove",
+           workflow_keys=("threads", "variant")),  # variant: the SemGloVe store it reads
+    Method("skipgram", "skipgram", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="skipgram"),
+    Method("cbow", "cbow", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="cbow"),
     Method("fasttext", "fasttext", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="fasttext"),
     Method("x2static", "x2static", seeded=True, uses_teacher=True, rule="train_student", student=True,
-           command="x2static"),
-    Method("bert_sg", "bert_sg", seeded=True, uses_teacher=True, rule="train_bert_sg", student=True, command="bert-sg"),
-    Method("c2v", "c2v", seeded=True, uses_teacher=True, rule="train_student", student=True, command="c2v"),
-    Method("model2vec", "model2vec", seeded=False, uses_teacher=True, rule="train_model2vec"),
+           command="x2static", workflow_keys=STUDENT_KEYS),
+    Method("bert_sg", "bert_sg", seeded=True, uses_teacher=True, rule="train_bert_sg", student=True, command="bert-sg",
+           workflow_keys=STUDENT_KEYS),
+    Method("c2v", "c2v", seeded=True, uses_teacher=True, rule="train_student", student=True, command="c2v",
+           workflow_keys=STUDENT_KEYS),
+    Method("model2vec", "model2vec", seeded=False, uses_teacher=True, rule="train_model2vec", command="model2vec"),
     Method("teacher_token", None, seeded=False, uses_teacher=True, rule="teacher_token_embedding"),
     Method("teacher_word", None, seeded=False, uses_teacher=True, rule="teacher_word_embedding"),
     Method("ase", "ase", seeded=False, uses_teacher=True, rule="ase_embedding"),
@@ -41,6 +50,12 @@ REGISTRY: dict[str, Method] = {m.name: m for m in [
     Method("artetxe", None, seeded=False, uses_teacher=False, rule="post_artetxe"),
     Method("external", None, seeded=False, uses_teacher=False, rule="external"),
 ]}
+
+
+def trainer_params(method: str, row: dict) -> dict:
+    """An entry's resolved row less the keys that steer the workflow: what its trainer's ``--params`` gets."""
+    keys = REGISTRY[method].workflow_keys
+    return {k: v for k, v in row.items() if k not in keys}
 
 
 def methods_of_rule(rule: str) -> list[str]:

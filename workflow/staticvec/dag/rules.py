@@ -15,11 +15,7 @@ import shlex
 from staticvec.dag import arguments
 from staticvec.dag import post as post_targets
 from staticvec.dag.paths import RulePaths
-from staticvec.methods import REGISTRY
-from staticvec.train.cli import glove_training_params, method_flags
-
-STUDENT_WORKFLOW_KEYS = ("threads", "checkpoint_every")  # a method block's keys that steer the workflow, not the trainer
-GLOVE_NOT_FLAGS = ("window", "variant", "threads")  # an entry's keys that pick the store or the job, not glove flags
+from staticvec.methods import REGISTRY, trainer_params
 
 
 class RuleFunctions:
@@ -163,7 +159,10 @@ class RuleFunctions:
         return [self.W.shard(s) for s in self.W.emb_shard_ids(wildcards.emb)]
 
     def train_threads(self, wildcards) -> int:
-        return self.W.train_threads(wildcards.emb)
+        """A training job's threads: the entry's `threads`, one where it asks to be `deterministic`
+        (several threads' asynchronous updates make the vectors depend on timing)."""
+        params = self.W.params(wildcards.emb)
+        return 1 if params.get("deterministic") else int(params["threads"])
 
     @staticmethod
     def model_output_flag(wildcards, output) -> str:
@@ -183,17 +182,23 @@ class RuleFunctions:
             return self.SG.store(params["variant"], frac)
         return self.SG.window_store(frac, params["window"])
 
-    def glove_flags(self, wildcards) -> str:
-        params = glove_training_params(self.W.params(wildcards.emb))  # Figure 2a: 50 iterations below 300-d (paper.yaml)
-        return method_flags("glove", {k: v for k, v in params.items() if k not in GLOVE_NOT_FLAGS})
-
-    def gensim_command(self, wildcards) -> str:
+    def train_command(self, wildcards) -> str:
+        """The entry's `staticvec train` command (the method registry's)."""
         return REGISTRY[self.W.spec(wildcards.emb).method].command
 
-    def gensim_flags(self, wildcards) -> str:
+    def method_params(self, wildcards) -> str:
+        """``--params JSON``: the entry's resolved row less its method's workflow keys (the trainer builds
+        its dataclass from it; a key left out takes the dataclass's default)."""
         spec = self.W.spec(wildcards.emb)
-        params = {k: v for k, v in self.W.params(wildcards.emb).items() if k != "threads"}
-        return method_flags(spec.method, params)
+        return shlex.join(["--params", json.dumps(trainer_params(spec.method, self.W.params(wildcards.emb)),
+                                                  sort_keys=True)])
+
+    def model2vec_args(self, wildcards) -> str:
+        """The job's flags of ``staticvec train model2vec``: the entry's teacher, the run's device and offline setting."""
+        spec = self.W.spec(wildcards.emb)
+        args = ["--teacher", self.W.teacher_model(spec.teacher or self.config["teacher"]["default"]),
+                "--device", self.device]
+        return shlex.join(args + ([] if self.config["teacher"]["offline"] else ["--online"]))
 
     def student_inputs(self, wildcards) -> dict:
         W = self.W
@@ -206,17 +211,11 @@ class RuleFunctions:
             **W.dev_curve_inputs(wildcards.emb),  # Wang Figure 5: a dev set scored during training
         }
 
-    def student_command(self, wildcards) -> str:
-        return REGISTRY[self.W.spec(wildcards.emb).method].command
-
     def student_args(self, wildcards) -> str:
-        """The entry's resolved parameters as JSON (the trainer builds its dataclass from them), and the job's flags."""
+        """A distillation job's flags: checkpoint interval (seconds), device, development curve."""
         params = self.W.params(wildcards.emb)
-        trainer = {k: v for k, v in params.items() if k not in STUDENT_WORKFLOW_KEYS}
-        return shlex.join([
-            "--params", json.dumps(trainer, sort_keys=True), "--threads", str(params.get("threads", 1)),
-            "--checkpoint-every", str(params.get("checkpoint_every", 600)), "--device", self.device,
-        ]) + " " + self.W.dev_curve_args(wildcards.emb)
+        return shlex.join(["--checkpoint-every", str(params["checkpoint_every"]), "--device", self.device]) + \
+            " " + self.W.dev_curve_args(wildcards.emb)
 
     # ------------------------------------------------------------ evaluation
     def protocol_options(self, wildcards) -> str:

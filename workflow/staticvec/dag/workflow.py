@@ -372,12 +372,6 @@ class Workflow:
         """The corpus shards an embedding is trained on (its fraction of the corpus)."""
         return self.shard_ids(self.spec(emb).fraction)
 
-    def train_threads(self, emb: str) -> int:
-        """Threads of a corpus-trained baseline's job: one when it must be deterministic (Hogwild
-        updates from several threads make the vectors depend on timing), else its `threads`."""
-        params = self.params(emb)
-        return 1 if params.get("deterministic", True) else int(params.get("threads", 8))
-
     def teacher_model(self, teacher_id: str) -> str:
         return teacher_model(self.config, teacher_id)
 
@@ -425,11 +419,17 @@ class Workflow:
         return int(width)
 
     def params(self, emb: str) -> dict:
-        """The embedding's hyper-parameters, with `teacher` dimensions resolved to the teacher's width."""
+        """The embedding's hyper-parameters, with `teacher` dimensions resolved to the teacher's width and
+        GloVe's `small_dim_iterations` applied: SemGloVe §5.3 (Figure 2a) trains vectors of fewer than
+        `below_dim` dimensions for its `iterations` (paper.yaml: 50 below 300-d), the others for `iterations`."""
         spec = self.spec(emb)
         params = dict(spec.params)
         if params.get("dim") == "teacher":
             params["dim"] = self.teacher_width(spec.teacher or self.config["teacher"]["default"])
+        if "small_dim_iterations" in params:
+            rule = params.pop("small_dim_iterations")
+            if rule and int(params["dim"]) < int(rule["below_dim"]):
+                params["iterations"] = int(rule["iterations"])
         return params
 
     def teacher_depth(self, teacher_id: str) -> int:

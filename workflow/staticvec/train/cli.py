@@ -1,25 +1,52 @@
-"""``staticvec train ...``: one sub-command per training method.
+"""``staticvec train METHOD``: one sub-command per training method, all defined here.
+
+Every trainer takes its hyper-parameters one way: ``--params JSON`` (or ``@file.json``), the sheet
+entry's resolved row less the keys that steer the workflow (``staticvec.methods``: ``workflow_keys``),
+from which the command builds the method's dataclass (:class:`~staticvec.train.glove.GloveParams`,
+``Word2VecConfig``/``FastTextConfig``, ``Model2VecParams``, the students' ``*Params``). An unknown key
+is an error naming it; a key left out takes the dataclass's default. One flag per hyper-parameter
+(``--dim 50``), generated from the dataclass's fields, overrides the JSON. The other flags are the
+job's: inputs, outputs, seed, threads, device, checkpoint.
 
 Each writes its vectors with ``Embeddings.save`` (format from the file name; ``.bin`` in the
-pipeline) and a JSON record beside them (``--record``, default ``<out>.json``): the
-hyper-parameters, the training curve and the time. Other trainers register under the same
-group: add their module to ``TRAIN_COMMAND_MODULES`` (each defines ``register(train_subparsers)``).
+pipeline) and a JSON record beside them (``--record``): the hyper-parameters, the training curve
+and the time.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import dataclasses
+import json
 import logging
 import os
 import time
+import typing
 from pathlib import Path
 
 import numpy as np
 
+from staticvec.errors import StaticvecError
+
 log = logging.getLogger(__name__)
 
-TRAIN_COMMAND_MODULES: list[str] = ["staticvec.train.model2vec"]
+METHODS = {  # command -> (module, params class, model class, help)
+    "x2static": ("staticvec.train.x2static", "X2StaticParams", "X2Static",
+                 "X2Static (Gupta & Jaggi 2021): CBOW-style distillation; sent/para from the features given"),
+    "bert-sg": ("staticvec.train.bert_skipgram", "BertSGParams", "BertSkipGram",
+                "BERT + Skip-gram (Wang, Cui & Zhang): contextual centre, attention over static context words"),
+    "c2v": ("staticvec.train.context2vec", "C2VParams", "ContextToVec",
+            "Context-to-Vec (Zheng et al. 2022): BERT + Skip-gram with the tied contextualized attention losses"),
+}
+
+# The released code's values of the options where it differs from the paper (recorded beside each run).
+RELEASED_CODE = {
+    "x2static": {"context_mean": "all_pieces", "negative_power": 0.5, "score_clamp": 20.0},
+    "bert-sg": {"lr": 0.08, "min_lr_fraction": 0.0, "attention_scale": 300 ** -0.5, "projection_bias": True,
+                "clip_scope": "all", "batch_centres": "5 pairs"},
+    "c2v": {"variant": "released", "lr": 0.08, "min_lr_fraction": 0.0, "projection_bias": True,
+            "clip_scope": "all", "batch_centres": "1000 pairs"},
+}
 
 
 def default_threads() -> int:
@@ -30,123 +57,131 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
+# ---------------------------------------------------------------- parsers
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser("train", help="train static embeddings")
     sub = parser.add_subparsers(dest="train_command", metavar="METHOD", required=True)
+    _register_glove(sub)
+    _register_gensim(sub)
+    _register_model2vec(sub)
+    _register_students(sub)
+
+
+def _register_glove(sub) -> None:
+    from staticvec.train.glove import GloveParams
 
     p = sub.add_parser("glove", help="GloVe on a co-occurrence store")
     p.add_argument("--cooc", required=True, help="co-occurrence store (staticvec cooc window/merge)")
     _vocab_args(p)
     _output_args(p)
-    p.add_argument("--dim", type=int, default=300, help="vector dimension (default 300)")
-    p.add_argument("--iterations", type=int, default=100, help="passes over the entries: paper 100; released script 15")
-    p.add_argument("--x-max", type=float, default=10.0, help="weighting cutoff x_max of f(x) = min(1, (x/x_max)^alpha)")
-    p.add_argument("--alpha", type=float, default=0.75, help="weighting exponent alpha of f(x) (default 0.75)")
-    p.add_argument("--lr", type=float, default=0.05, help="AdaGrad initial learning rate")
-    p.add_argument("--bias-lr-scaled", action=argparse.BooleanOptionalAction, default=True,
-                   help="scale bias gradients by the learning rate (2014 code, SemGloVe); "
-                        "--no-bias-lr-scaled = current stanfordnlp/GloVe")
-    p.add_argument("--grad-clip", type=_optional_float, default=None,
-                   help="clip vector gradient components to ±VALUE (current stanfordnlp/GloVe: 100; default none)")
+    _seed_arg(p)
     p.add_argument("--threads", type=int, default=default_threads(),
-                   help="CPU threads with --no-deterministic (default: all allotted cores)")
-    _deterministic_arg(p)
+                   help="CPU threads when the parameters say deterministic: false (default: all allotted cores)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto: CUDA when available")
     p.add_argument("--engine", choices=["numba", "torch"], default=None,
                    help="default: numba on CPU, torch on CUDA")
-    p.add_argument("--batch-size", type=int, default=1 << 16, help="entries per step of the torch engine")
-    p.add_argument("--seed", type=int, default=1, help="random seed (initialisation, shuffling; default 1)")
-    p.add_argument("--checkpoint-every", type=int, default=0, help="save a checkpoint every N iterations (0: never)")
-    p.add_argument("--checkpoint", default=None, help="checkpoint file (default: <out>.ckpt.npz when --checkpoint-every)")
-    p.add_argument("--shuffle-memory-gb", type=float, default=2.0,
-                   help="memory of the out-of-core shuffle and of a torch chunk of entries (default 2)")
+    p.add_argument("--checkpoint", default=None,
+                   help="checkpoint file (default: <out>.ckpt.npz when checkpoint_every is set)")
     p.add_argument("--tmp-dir", default=None, help="where the shuffled copy of the store goes (default: beside --out)")
     p.add_argument("--only-seen", action=argparse.BooleanOptionalAction, default=False,
                    help="write only words that have co-occurrence entries; default --no-only-seen writes every "
                         "vocabulary word, as glove.c does (a corpus fraction has its own vocabulary, so every "
                         "word of it is trained)")
-    p.set_defaults(handler=_cli_glove)
+    add_params_args(p, GloveParams)
+    p.set_defaults(handler=_glove)
 
-    for name, help_text in (("word2vec", "Skip-gram or CBOW (gensim)"), ("fasttext", "fastText (gensim)")):
+
+def _register_gensim(sub) -> None:
+    from staticvec.train.gensim_baselines import FastTextConfig, Word2VecConfig
+
+    commands = {  # command -> (help, dataclass, fields that are not hyper-parameters of the command)
+        "skipgram": ("Skip-gram (gensim word2vec)", Word2VecConfig, ("arch", "seed", "workers")),
+        "cbow": ("CBOW (gensim word2vec)", Word2VecConfig, ("arch", "seed", "workers")),
+        "fasttext": ("fastText (gensim)", FastTextConfig, ("seed", "workers", "vectors")),
+    }
+    for name, (help_text, params_cls, not_params) in commands.items():
         p = sub.add_parser(name, help=help_text)
         src = p.add_argument_group("sentences (one or both)")
         src.add_argument("--shards", nargs="+", default=[], metavar="SHARD", help="corpus shards")
         src.add_argument("--text", nargs="+", default=[], metavar="FILE", help="plain text, one sentence per line")
         _vocab_args(p)
         _output_args(p)
-        p.add_argument("--arch", choices=["skipgram", "cbow"], default="skipgram", help="Skip-gram (default) or CBOW")
-        p.add_argument("--dim", type=int, default=300, help="vector dimension (default 300)")
-        p.add_argument("--window", type=int, default=5, help="maximum context window (word2vec samples 1..window; default 5)")
-        p.add_argument("--negative", type=int, default=5, help="negative samples per positive (default 5)")
-        p.add_argument("--sample", type=float, default=1e-4, help="sub-sampling threshold of frequent words (default 1e-4)")
-        p.add_argument("--epochs", type=int, default=5, help="passes over the corpus (default 5)")
-        p.add_argument("--alpha", type=float, default=None,
-                       help="initial learning rate (default: word2vec 0.025 Skip-gram / 0.05 CBOW; fastText 0.05)")
-        p.add_argument("--min-alpha", type=float, default=1e-4, help="final learning rate of the linear decay (default 1e-4)")
-        p.add_argument("--cbow-mean", action=argparse.BooleanOptionalAction, default=True,
-                       help="CBOW: average the context vectors (word2vec.c) or sum them")
-        p.add_argument("--seed", type=int, default=1, help="random seed (initialisation, shuffling; default 1)")
-        p.add_argument("--workers", type=int, default=default_threads(),
-                       help="gensim worker threads with --no-deterministic (default: all allotted cores)")
-        _deterministic_arg(p)
-        if name == "word2vec":
-            p.add_argument("--vectors", choices=["input", "context"], default="input",
-                           help="the table written: input word vectors (default) or the context (output) vectors "
-                                "of negative sampling (Context-to-Vec's Skip-gram(context))")
-        if name == "fasttext":
-            p.add_argument("--min-n", type=int, default=3, help="shortest character n-gram (default 3)")
-            p.add_argument("--max-n", type=int, default=6, help="longest character n-gram (default 6)")
-            p.add_argument("--bucket", type=int, default=2_000_000, help="hash buckets of the n-grams (default 2,000,000)")
-        p.set_defaults(handler=_cli_gensim, method=name)
-
-    for name in TRAIN_COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+        _seed_arg(p)
+        p.add_argument("--threads", type=int, default=default_threads(),
+                       help="gensim worker threads when the parameters say deterministic: false "
+                            "(default: all allotted cores)")
+        add_params_args(p, params_cls, exclude=not_params)
+        p.set_defaults(handler=_gensim, method=name)
 
 
-# Config keys of methods.<name> that are not training flags (they choose inputs or job sizes).
-_NOT_FLAGS = {"window": ("glove",), "threads": ("glove", "skipgram", "cbow", "fasttext"),
-              "small_dim_iterations": ("glove",)}  # resolved into --iterations by glove_training_params
-_FLAG_NAMES = {"gpu_batch_size": "batch-size"}
+def _register_model2vec(sub) -> None:
+    from staticvec.train.model2vec import Model2VecParams
+
+    p = sub.add_parser("model2vec", help="Model2Vec (model2vec library) from a teacher, over the run's vocabulary",
+                       description="Model2Vec (the model2vec library) distilled from a teacher; each vocabulary word "
+                                   "encoded by the model.")
+    p.add_argument("--teacher", required=True, help="teacher spec: minilm, a model directory, a Hugging Face name")
+    p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
+    _vocab_args(p)
+    _output_args(p)
+    p.add_argument("--model-dir", required=True, help="where the library's own model goes (save_pretrained)")
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    p.add_argument("--threads", type=int, default=default_threads(), help="torch CPU threads (default: all allotted cores)")
+    add_params_args(p, Model2VecParams)
+    p.set_defaults(handler=_model2vec)
 
 
-def glove_training_params(params: dict) -> dict:
-    """A glove/semglove entry's training parameters with ``small_dim_iterations`` applied:
-    SemGloVe §5.3 (Figure 2a) trains vectors of fewer than 300 dimensions for 50 iterations,
-    the others for the paper's 100 (config ``methods.glove|semglove.small_dim_iterations``)."""
-    params = dict(params)
-    rule = params.pop("small_dim_iterations", None)
-    if rule and int(params.get("dim", 300)) < int(rule["below_dim"]):
-        params["iterations"] = int(rule["iterations"])
-    return params
+def _register_students(sub) -> None:
+    import importlib
+
+    for command, (module, params_name, _, help_text) in METHODS.items():
+        p = sub.add_parser(command, help=help_text, description=help_text)
+        data = p.add_argument_group("teacher features (stored, or computed now)")
+        data.add_argument("--features", nargs="+", default=[], metavar="DIR",
+                          help="the shards' stored features (directories or features.json), in corpus order")
+        data.add_argument("--shards", nargs="+", default=[], metavar="SHARD",
+                          help="recompute: corpus shards run through --teacher now")
+        data.add_argument("--teacher", default=None, help="recompute: teacher spec (minilm, smollm2, a directory, a hub name)")
+        data.add_argument("--online", action="store_true", help="recompute: allow downloading the teacher")
+        data.add_argument("--batch-tokens", type=int, default=8192, help="recompute: padded pieces per teacher batch")
+        data.add_argument("--part-sentences", type=int, default=4096, help="recompute: sentences per block")
+        p.add_argument("--vocab", required=True, help="the method's vocabulary (word TAB count, by frequency)")
+        p.add_argument("--feature-vocab", default=None,
+                       help="the vocabulary the stored features' word ids come from (default: --vocab)")
+        p.add_argument("--out", required=True, help="embedding file (.bin word2vec binary, .txt, .npy)")
+        p.add_argument("--record", default=None, help="JSON record (default: <out>.json)")
+        p.add_argument("--model", default=None, help="also save the model parameters (.pt; bert-sg: for the attention dump)")
+        p.add_argument("--checkpoint", default=None, help="checkpoint file: resume from it, write it during training")
+        p.add_argument("--checkpoint-every", type=float, default=600.0, help="seconds between checkpoints (default 600)")
+        p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
+        _seed_arg(p)
+        p.add_argument("--threads", type=int, default=None,
+                       help="CPU threads of the trainer (the fast engine's kernels and torch; default: 1 with "
+                            "stored features — Snakemake runs two jobs side by side —, the cores allotted when the "
+                            "teacher runs here)")
+        p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress lines (examples/s, loss) in the log")
+        dev = p.add_argument_group("development curve over training (Wang et al. Figure 5)")
+        dev.add_argument("--dev-set", default=None, help="word-similarity file scored on the output table during training")
+        dev.add_argument("--dev-points", type=int, default=0, help="score it after every 1/N of the run (0: never)")
+        dev.add_argument("--dev-oov", choices=["mean", "drop"], default="mean",
+                         help="OOV policy of the dev score (mean: the web benchmarks', as the figure's protocol)")
+        add_params_args(p, getattr(importlib.import_module(module), params_name))
+        p.set_defaults(handler=_student, method=command)
+
+    p = sub.add_parser("bert-sg-attention", help="Figure 7: attention weights a_j of a trained BERT + Skip-gram model")
+    p.add_argument("--model", required=True, help="model file written by 'staticvec train bert-sg --model'")
+    p.add_argument("--teacher", required=True, help="the teacher the model was trained with")
+    p.add_argument("--sentence", action="append", required=True,
+                   help="a sentence (lower-cased, space-separated tokens as in the corpus); repeatable")
+    p.add_argument("--out", required=True, help="JSON file")
+    p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
+    p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
+    p.set_defaults(handler=_attention)
 
 
-def method_flags(method: str, settings: dict) -> str:
-    """The command-line flags of ``staticvec train`` for a ``methods.<method>`` config
-    section (so a rule passes the config through without listing every key)."""
-    import shlex
-
-    flags = []
-    if method in ("skipgram", "cbow"):
-        flags += ["--arch", method]
-    for key, value in settings.items():
-        if method in _NOT_FLAGS.get(key, ()):
-            continue
-        flag = "--" + _FLAG_NAMES.get(key, key.replace("_", "-"))
-        if isinstance(value, bool):
-            flags.append(flag if value else "--no-" + flag[2:])
-        else:
-            flags += [flag, "none" if value is None else str(value)]
-    return " ".join(shlex.quote(f) for f in flags)
-
-
-def _deterministic_arg(p) -> None:
-    p.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=True,
-                   help="same seed, same vectors: one thread (default); --no-deterministic uses every thread, whose "
-                        "asynchronous (Hogwild) updates make the vectors depend on thread timing")
-
-
-def _optional_float(text: str):
-    return None if text.lower() in ("none", "null", "0", "") else float(text)
+# ---------------------------------------------------------------- shared arguments
 
 
 def _vocab_args(p) -> None:
@@ -160,28 +195,118 @@ def _output_args(p) -> None:
     p.add_argument("--record", default=None, help="training record JSON (default: <out without suffix>.json)")
 
 
+def _seed_arg(p) -> None:
+    p.add_argument("--seed", type=int, default=1, help="random seed (initialisation, sampling, shuffling; default 1)")
+
+
 def _record_path(args) -> Path:
     out = Path(args.out)
     return Path(args.record) if args.record else out.with_name(out.name.split(".")[0] + ".json")
 
 
-def _cli_glove(args) -> int:
+def add_params_args(p, params_cls, exclude=()) -> None:
+    """``--params`` and one override flag per field of ``params_cls`` (less ``exclude``: fields the job
+    sets). The flags have no default of their own (an absent flag leaves the JSON's value or the
+    dataclass's default); :func:`build_params` reads them."""
+    p.add_argument("--params", default=None, metavar="JSON",
+                   help="hyper-parameters as a JSON object (the sheet entry's resolved row), or @file.json; "
+                        "keys left out take the defaults below")
+    group = p.add_argument_group("hyper-parameters (override --params)")
+    hints = typing.get_type_hints(params_cls)
+    for f in dataclasses.fields(params_cls):
+        if f.name in exclude:
+            continue
+        flag, dest, default = "--" + f.name.replace("_", "-"), f"hp_{f.name}", _field_default(f)
+        if hints[f.name] is bool:
+            group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
+                               help=f"(default {default})")
+        else:
+            group.add_argument(flag, dest=dest, type=_flag_type(hints[f.name]), default=argparse.SUPPRESS,
+                               metavar="V", help=f"(default {default})")
+    p.set_defaults(params_exclude=tuple(exclude))
+
+
+def build_params(args, params_cls, fixed: dict | None = None):
+    """``params_cls`` from ``--params`` and the override flags; ``fixed``: the fields the job sets."""
+    exclude = getattr(args, "params_exclude", ())
+    given = _read_params(args.params)
+    for f in dataclasses.fields(params_cls):
+        if hasattr(args, f"hp_{f.name}"):
+            given[f.name] = getattr(args, f"hp_{f.name}")
+    known = [f.name for f in dataclasses.fields(params_cls) if f.name not in exclude]
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise StaticvecError(f"{params_cls.__name__}: unknown hyper-parameter(s) {', '.join(unknown)} "
+                             f"(known: {', '.join(sorted(known))})")
+    hints = typing.get_type_hints(params_cls)
+    for key, value in list(given.items()):  # JSON/YAML ints where floats are meant
+        if isinstance(value, int) and not isinstance(value, bool) and _is_float(hints.get(key)):
+            given[key] = float(value)
+    given.update(fixed or {})
+    return params_cls.from_dict(given) if hasattr(params_cls, "from_dict") else params_cls(**given)
+
+
+def _read_params(text: str | None) -> dict:
+    if not text:
+        return {}
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text(encoding="utf-8")
+    try:
+        given = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StaticvecError(f"--params: not valid JSON ({exc.msg})") from None
+    if not isinstance(given, dict):
+        raise StaticvecError("--params: expected a JSON object")
+    return given
+
+
+def _field_default(f):
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+
+
+def _is_float(hint) -> bool:
+    return hint is float or (typing.get_origin(hint) in (typing.Union, _UnionType)
+                             and set(typing.get_args(hint)) == {float, type(None)})
+
+
+_UnionType = type(int | None)
+
+
+def _flag_type(hint):
+    """A flag's value: none/null for a field that may be None, the text itself for a string field, else YAML."""
+    types = set(typing.get_args(hint)) if typing.get_origin(hint) in (typing.Union, _UnionType) else {hint}
+    nullable = type(None) in types
+
+    def parse(text: str):
+        import yaml
+
+        if nullable and text.strip().lower() in ("none", "null", ""):
+            return None
+        if types - {type(None)} == {str}:
+            return text
+        return yaml.safe_load(text)
+
+    parse.__name__ = getattr(hint, "__name__", str(hint))
+    return parse
+
+
+# ---------------------------------------------------------------- handlers
+
+
+def _glove(args) -> int:
     from staticvec.cooc.cli import load_vocab_of
     from staticvec.cooc.store import CoocStore
     from staticvec.embeddings import Embeddings
     from staticvec.files import write_json
     from staticvec.device import resolve_device
-    from staticvec.train.glove import GloveConfig, train_glove
+    from staticvec.train.glove import GloveParams, train_glove
 
     vocab = load_vocab_of(args)
-    threads = 1 if args.deterministic else args.threads
-    cfg = GloveConfig(
-        dim=args.dim, iterations=args.iterations, x_max=args.x_max, alpha=args.alpha, lr=args.lr,
-        bias_lr_scaled=args.bias_lr_scaled, grad_clip=args.grad_clip, seed=args.seed, threads=threads,
-        device=args.device, batch_size=args.batch_size, checkpoint_every=args.checkpoint_every,
-        shuffle_memory_gb=args.shuffle_memory_gb,
-    )
-    checkpoint = args.checkpoint or (f"{args.out}.ckpt.npz" if args.checkpoint_every else None)
+    params = build_params(args, GloveParams)
+    cfg = params.config(seed=args.seed, threads=args.threads, device=args.device)
+    checkpoint = args.checkpoint or (f"{args.out}.ckpt.npz" if cfg.checkpoint_every else None)
     started = time.time()
     state = train_glove(args.cooc, vocab, cfg, checkpoint_path=checkpoint, engine=args.engine,
                         work_dir=args.tmp_dir or Path(args.out).parent)
@@ -204,8 +329,8 @@ def _cli_glove(args) -> int:
         "method": "glove",
         "hyperparameters": dataclasses.asdict(cfg),
         "device": resolve_device(cfg.device),
-        "threads": threads,
-        "deterministic": bool(args.deterministic),
+        "threads": cfg.threads,
+        "deterministic": params.deterministic,
         "engine": args.engine or ("numba" if resolve_device(cfg.device) == "cpu" else "torch"),
         "cooc": {"path": str(args.cooc), "n_entries": store.n_entries, "checksum": store.header["checksum"], "meta": store.meta},
         "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count, "written": int(len(keep))},
@@ -218,9 +343,8 @@ def _cli_glove(args) -> int:
     return 0
 
 
-def _cli_gensim(args) -> int:
+def _gensim(args) -> int:
     from staticvec.cooc.cli import load_vocab_of
-    from staticvec.errors import StaticvecError
     from staticvec.files import write_json
     from staticvec.train.gensim_baselines import (
         FastTextConfig, SentenceCorpus, Word2VecConfig, train_fasttext, train_word2vec,
@@ -230,24 +354,197 @@ def _cli_gensim(args) -> int:
         raise StaticvecError("give the training sentences with --shards and/or --text")
     vocab = load_vocab_of(args)
     corpus = SentenceCorpus(args.shards, args.text)
-    workers = 1 if args.deterministic else args.workers
-    common = dict(arch=args.arch, dim=args.dim, window=args.window, negative=args.negative, sample=args.sample,
-                  epochs=args.epochs, min_alpha=args.min_alpha, cbow_mean=args.cbow_mean, seed=args.seed,
-                  workers=workers)
-    if args.alpha is not None:
-        common["alpha"] = args.alpha
+    fixed = {"seed": args.seed, "workers": args.threads}
     if args.method == "fasttext":
-        emb, record = train_fasttext(corpus, vocab, FastTextConfig(**common, min_n=args.min_n, max_n=args.max_n, bucket=args.bucket))
-        method = "fasttext"
+        cfg, train = build_params(args, FastTextConfig, fixed), train_fasttext
     else:
-        emb, record = train_word2vec(corpus, vocab, Word2VecConfig(**common, vectors=args.vectors))
-        method = args.arch
+        cfg, train = build_params(args, Word2VecConfig, {**fixed, "arch": args.method}), train_word2vec
+    cfg.workers = 1 if cfg.deterministic else cfg.workers  # recorded as used
+    emb, record = train(corpus, vocab, cfg)
     emb.save(args.out)
     import gensim
 
-    write_json(_record_path(args), {"method": method, "gensim": gensim.__version__,
-                                    "threads": workers, "deterministic": bool(args.deterministic),
+    write_json(_record_path(args), {"method": args.method, "gensim": gensim.__version__,
+                                    "threads": cfg.workers, "deterministic": cfg.deterministic,
                                     "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count},
                                     **record})
     log.info("wrote %s (%d words × %d) in %.1f s", args.out, len(emb), emb.dim, record["seconds"])
+    return 0
+
+
+def _model2vec(args) -> int:
+    import torch
+
+    from staticvec.cooc.cli import load_vocab_of
+    from staticvec.files import write_json
+    from staticvec.teacher.load import load_teacher, resolve_teacher
+    from staticvec.train.model2vec import Model2VecParams, distill_teacher, encode_words, save_model_dir, versions
+
+    try:
+        import model2vec  # noqa: F401
+        import skeletoken  # noqa: F401
+    except ImportError as exc:
+        raise StaticvecError(f"model2vec needs the packages model2vec and skeletoken ({exc}); "
+                             "pip install 'model2vec>=0.10,<0.11' 'skeletoken>=0.6,<0.7'") from None
+    params = build_params(args, Model2VecParams)
+    torch.set_num_threads(max(1, args.threads))
+    vocab = load_vocab_of(args)
+    offline = not args.online
+    started = time.time()
+    teacher = load_teacher(args.teacher, device=args.device, offline=offline, dtype="float32")
+    loaded = time.time()
+    model = distill_teacher(teacher, params, vocab.words, offline=offline)
+    distilled = time.time()
+    emb, dropped = encode_words(model, vocab.words, vocab.counts)
+    encoded = time.time()
+    if len(emb) == 0:
+        raise StaticvecError(f"model2vec: no word of {args.vocab} could be encoded by the model of {args.teacher!r}")
+    emb.save(args.out)
+    save_model_dir(model, args.model_dir)
+    source = resolve_teacher(args.teacher)
+    write_json(_record_path(args), {
+        "method": "model2vec",
+        "versions": versions(),
+        "teacher": {"spec": args.teacher, "path": source.path if source.local else None, **teacher.describe()},
+        "hyperparameters": dataclasses.asdict(params),
+        "seeded": False,  # PCA by eigendecomposition, no sampling: the same inputs give the same vectors
+        "device": str(teacher.device),
+        "threads": torch.get_num_threads(),
+        "model": {"dir": str(args.model_dir), "tokens": len(model.tokens), "dim": int(model.dim),
+                  "dtype": model.embedding_dtype, "normalize": bool(model.normalize)},
+        "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count,
+                  "written": len(emb), "not_encoded": len(dropped), "not_encoded_examples": dropped[:20]},
+        "seconds_load": round(loaded - started, 2),
+        "seconds_distill": round(distilled - loaded, 2),
+        "seconds_encode": round(encoded - distilled, 2),
+        "seconds": round(time.time() - started, 2),
+    })
+    log.info("wrote %s (%d of %d words × %d; %d tokens in %s) in %.1f s", args.out, len(emb), len(vocab), emb.dim,
+             len(model.tokens), args.model_dir, time.time() - started)
+    return 0
+
+
+def _student(args) -> int:
+    import importlib
+
+    import numpy as np
+    import torch
+
+    from staticvec.corpus.vocab import Vocabulary
+    from staticvec.embeddings import Embeddings
+    from staticvec.files import sha256_of, write_json
+    from staticvec.device import resolve_device
+    from staticvec.train.negative_sampling import train
+    from staticvec.train.teacher_blocks import RecomputedFeatures, StoredFeatures, vocabulary_remap
+
+    module_name, params_name, model_name, _ = METHODS[args.method]
+    module = importlib.import_module(module_name)
+    params = build_params(args, getattr(module, params_name))
+    threads = args.threads or (default_threads() if args.shards else 1)
+    torch.set_num_threads(threads)
+    from staticvec.train.negative_sampling import fast_engine_threads
+
+    fast_engine_threads(threads)  # the fast engine's kernels (numba) run on as many threads
+    device = resolve_device(args.device)
+    vocab = Vocabulary.load(args.vocab, params.min_count, params.max_vocab)
+    if not len(vocab):
+        raise StaticvecError(f"{args.vocab}: no word with count >= {params.min_count}")
+    model_cls = getattr(module, model_name)
+    keys = model_cls.feature_keys_for(params)
+
+    if bool(args.features) == bool(args.shards):
+        raise StaticvecError("give either --features (stored teacher features) or --shards with --teacher (recompute)")
+    if args.features:
+        source = StoredFeatures(args.features, keys)
+        feature_vocab_path = args.feature_vocab or args.vocab
+        feature_vocab = Vocabulary.load(feature_vocab_path, max_size=source.meta.get("vocab_size"))
+        source.check_vocabulary(feature_vocab_path, feature_vocab)
+        wanted = getattr(params, "context", "sentence")
+        if source.context != wanted:
+            raise StaticvecError(f"{args.features[0]}: features computed with {source.context} inputs, but the "
+                                 f"{args.method} run asks for context {wanted!r}")
+        if feature_vocab.words[: len(vocab)] != vocab.words or len(feature_vocab) != len(vocab):
+            source.remap = vocabulary_remap(feature_vocab.words, vocab.index)
+            log.info("feature word ids remapped: %d feature words -> %d method words", len(feature_vocab), len(vocab))
+    else:
+        if not args.teacher:
+            raise StaticvecError("--shards needs --teacher (the recompute path runs the teacher now)")
+        from staticvec.teacher.load import load_teacher
+
+        teacher = load_teacher(args.teacher, device=args.device, offline=not args.online)
+        context = getattr(params, "context", "sentence")  # x2static's sentence/paragraph inputs
+        source = RecomputedFeatures(args.shards, teacher, vocab, keys, context=context,
+                                    part_sentences=args.part_sentences, batch_tokens=args.batch_tokens)
+
+    model = model_cls(np.asarray(vocab.counts), source.hidden_size, params, device, args.seed)
+    settings = params.loop_settings()
+    settings.checkpoint_every = args.checkpoint_every
+    run = {"method": args.method, "params": dataclasses.asdict(params), "vocab_sha256": sha256_of(args.vocab),
+           "vocab_size": len(vocab), "source": source.describe()}
+    table_name = "U" if args.method == "x2static" else "ctx"
+    dev = None
+    if args.dev_set and args.dev_points > 0:
+        from staticvec.train.dev_curve import DevCurve
+
+        dev = source = DevCurve(source, model, table_name, vocab.words, args.dev_set, args.dev_points, args.dev_oov,
+                                settings.epochs)
+    started = time.time()
+    record = train(model, source, settings, seed=args.seed, checkpoint=args.checkpoint, fingerprint=run,
+                   name=args.method, progress=args.progress)
+    table = model.tables[table_name].detach().cpu().numpy()
+    Embeddings(vocab.words, table.astype(np.float32), vocab.counts).save(args.out)
+    if args.model and hasattr(model, "save_model"):
+        model.save_model(args.model, vocab.words, source.describe().get("teacher"))
+    out = {
+        **run,
+        "output": {"embeddings": str(args.out), "table": "U (target table)" if args.method == "x2static" else
+                   "V' / u' (static context table)", "words": len(vocab), "dim": int(table.shape[1]),
+                   "model": args.model},
+        "options": _options(args.method, params),
+        "seed": args.seed,
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "fast_engine_threads": fast_engine_threads(),
+        "torch": torch.__version__,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "seconds": round(time.time() - started, 3),
+        "train": record,
+    }
+    if dev is not None:
+        out["dev_curve"] = dev.finish()
+    write_json(args.record or f"{args.out}.json", out)
+    if args.checkpoint and Path(args.checkpoint).exists():
+        Path(args.checkpoint).unlink()  # the run is complete: its outputs replace the checkpoint
+    log.info("%s: %d words × %d written to %s (%.1f s; static update %.0f%% of the time)", args.method, len(vocab),
+             table.shape[1], args.out, out["seconds"], 100 * (record["timing"]["static_update_share"] or 0))
+    return 0
+
+
+def _options(method: str, params) -> dict:
+    """For each option where the released code differs: the value used, the paper default, the released one."""
+    defaults = type(params)()
+    return {key: {"used": getattr(params, key), "paper": getattr(defaults, key), "released_code": released,
+                  "follows": "paper" if getattr(params, key) == getattr(defaults, key) else
+                  ("released code" if getattr(params, key) == released else "neither")}
+            for key, released in RELEASED_CODE[method].items()}
+
+
+def _attention(args) -> int:
+    from staticvec.files import write_json
+    from staticvec.teacher.load import load_teacher
+    from staticvec.train.bert_skipgram import attention_weights, load_model, teacher_word_vectors
+
+    model = load_model(args.model)
+    if model.get("method") != "bert_sg":
+        raise StaticvecError(f"{args.model}: not a BERT + Skip-gram model (method {model.get('method')!r})")
+    teacher = load_teacher(args.teacher, device=args.device, offline=not args.online)
+    trained_with = (model.get("teacher") or {}).get("name")
+    if trained_with and trained_with != teacher.name:
+        log.warning("model trained with teacher %s, attention computed with %s", trained_with, teacher.name)
+    results = []
+    for sentence in args.sentence:
+        words = sentence.split()
+        vectors, _ = teacher_word_vectors(teacher, words)
+        results.append({"sentence": sentence, **attention_weights(model, words, vectors)})
+    write_json(args.out, {"model": str(args.model), "teacher": teacher.describe(), "sentences": results})
     return 0

@@ -43,6 +43,7 @@ class Word2VecConfig:
     cbow_mean: bool = True
     seed: int = 1
     workers: int = 1
+    deterministic: bool = True  # same seed, same vectors: one worker whatever `workers` (several race)
     vectors: str = "input"  # input: the word vectors; context: the output vectors of negative sampling (syn1neg)
 
 
@@ -99,7 +100,7 @@ def _common_kwargs(cfg: Word2VecConfig) -> dict:
         min_alpha=cfg.min_alpha,
         ns_exponent=cfg.ns_exponent,
         seed=cfg.seed,
-        workers=cfg.workers,
+        workers=1 if cfg.deterministic else cfg.workers,
         min_count=1,  # our vocabulary is already trimmed; gensim must keep all of it
     )
 

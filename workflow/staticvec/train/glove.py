@@ -87,6 +87,32 @@ class GloveConfig:
 
 
 @dataclass
+class GloveParams:
+    """GloVe's hyper-parameters as a glove/semglove entry gives them (config ``methods.glove|semglove``
+    less the workflow's keys; ``staticvec train glove --params``). Defaults: :class:`GloveConfig`'s."""
+
+    dim: int = GloveConfig.dim
+    iterations: int = GloveConfig.iterations
+    x_max: float = GloveConfig.x_max
+    alpha: float = GloveConfig.alpha
+    lr: float = GloveConfig.lr
+    bias_lr_scaled: bool = GloveConfig.bias_lr_scaled
+    grad_clip: float | None = GloveConfig.grad_clip
+    deterministic: bool = True  # same seed, same vectors: one thread (several threads: Hogwild updates)
+    gpu_batch_size: int = GloveConfig.batch_size  # torch engine only
+    checkpoint_every: int = GloveConfig.checkpoint_every
+    shuffle_memory_gb: float = GloveConfig.shuffle_memory_gb
+
+    def config(self, seed: int, threads: int, device: str) -> GloveConfig:
+        """The trainer's configuration: these parameters and the job's (one thread when deterministic)."""
+        return GloveConfig(dim=self.dim, iterations=self.iterations, x_max=self.x_max, alpha=self.alpha, lr=self.lr,
+                           bias_lr_scaled=self.bias_lr_scaled, grad_clip=self.grad_clip, seed=seed,
+                           threads=1 if self.deterministic else threads, device=device,
+                           batch_size=self.gpu_batch_size, checkpoint_every=self.checkpoint_every,
+                           shuffle_memory_gb=self.shuffle_memory_gb)
+
+
+@dataclass
 class GloveState:
     """Everything a run needs to continue: parameters, AdaGrad accumulators, progress."""
 
