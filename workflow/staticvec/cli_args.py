@@ -108,7 +108,8 @@ def json_arg(text: str, flag: str):
 
 
 def json_or_file(text: str | None, flag: str, what: str = "settings") -> dict:
-    """A mapping given as a JSON object string or as a .json/.yaml file (``--hparams``-style flags)."""
+    """A mapping given as a JSON object string or as a .json/.yaml file, the file's name optionally
+    after an ``@`` (``--hparams``, ``--params``)."""
     if not text:
         return {}
     if text.lstrip().startswith("{"):
@@ -117,7 +118,7 @@ def json_or_file(text: str | None, flag: str, what: str = "settings") -> dict:
         except json.JSONDecodeError as exc:
             raise StaticvecError(f"{flag} is not a valid JSON object ({exc.msg})") from None
     else:
-        path = Path(text)
+        path = Path(text[1:] if text.startswith("@") else text)
         if not path.exists():
             raise StaticvecError(f"{flag} {text}: file not found")
         if path.suffix in (".yaml", ".yml"):

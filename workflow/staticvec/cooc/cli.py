@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import os
 
-# load_vocab_of is also imported from here by staticvec.train.cli
 from staticvec.cli_args import add_group, add_memory_args, add_out_arg, add_vocab_args, load_vocab_of
 
 log = logging.getLogger(__name__)

@@ -513,23 +513,6 @@ class Workflow:
         k = len(self.emb_shard_ids(emb))
         return "" if k == self.n_shards else f".{k}of{self.n_shards}"
 
-    def flags(self, settings: dict, exclude=()) -> str:
-        """Command-line flags from a parameter mapping: key -> --key value, booleans -> --key / --no-key."""
-        import shlex
-
-        out = []
-        for key, value in settings.items():
-            if key in exclude:
-                continue
-            flag = "--" + key.replace("_", "-")
-            if isinstance(value, bool):
-                out.append(flag if value else "--no-" + flag[2:])
-            elif isinstance(value, (list, tuple)):
-                out += [flag, *map(str, value)]
-            else:
-                out += [flag, "none" if value is None else str(value)]
-        return " ".join(shlex.quote(x) for x in out)
-
     # ------------------------------------------------------------ evaluation
     EVAL_GROUPS = ("eval-similarity", "eval-analogy-google", "eval-analogy-msr", "eval-semeval2012", "eval-categorization")
 

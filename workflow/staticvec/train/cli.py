@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import os
 import time
@@ -26,9 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
+from staticvec.cli_args import (add_group, add_out_arg, add_record_arg, add_seed_arg, add_vocab_args, json_or_file,
+                                load_vocab_of)
 from staticvec.errors import StaticvecError
 
 log = logging.getLogger(__name__)
+
+SEED_HELP = "random seed (initialisation, sampling, shuffling; default 1)"
 
 METHODS = {  # command -> (module, params class, model class, help)
     "x2static": ("staticvec.train.x2static", "X2StaticParams", "X2Static",
@@ -61,8 +64,7 @@ def default_threads() -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("train", help="train static embeddings")
-    sub = parser.add_subparsers(dest="train_command", metavar="METHOD", required=True)
+    sub = add_group(subparsers, "train", help="train static embeddings", dest="train_command", metavar="METHOD")
     _register_glove(sub)
     _register_gensim(sub)
     _register_model2vec(sub)
@@ -74,9 +76,9 @@ def _register_glove(sub) -> None:
 
     p = sub.add_parser("glove", help="GloVe on a co-occurrence store")
     p.add_argument("--cooc", required=True, help="co-occurrence store (staticvec cooc window/merge)")
-    _vocab_args(p)
+    add_vocab_args(p)
     _output_args(p)
-    _seed_arg(p)
+    add_seed_arg(p, default=1, help=SEED_HELP)
     p.add_argument("--threads", type=int, default=default_threads(),
                    help="CPU threads when the parameters say deterministic: false (default: all allotted cores)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto: CUDA when available")
@@ -106,9 +108,9 @@ def _register_gensim(sub) -> None:
         src = p.add_argument_group("sentences (one or both)")
         src.add_argument("--shards", nargs="+", default=[], metavar="SHARD", help="corpus shards")
         src.add_argument("--text", nargs="+", default=[], metavar="FILE", help="plain text, one sentence per line")
-        _vocab_args(p)
+        add_vocab_args(p)
         _output_args(p)
-        _seed_arg(p)
+        add_seed_arg(p, default=1, help=SEED_HELP)
         p.add_argument("--threads", type=int, default=default_threads(),
                        help="gensim worker threads when the parameters say deterministic: false "
                             "(default: all allotted cores)")
@@ -124,7 +126,7 @@ def _register_model2vec(sub) -> None:
                                    "encoded by the model.")
     p.add_argument("--teacher", required=True, help="teacher spec: minilm, a model directory, a Hugging Face name")
     p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
-    _vocab_args(p)
+    add_vocab_args(p)
     _output_args(p)
     p.add_argument("--model-dir", required=True, help="where the library's own model goes (save_pretrained)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
@@ -156,7 +158,7 @@ def _register_students(sub) -> None:
         p.add_argument("--checkpoint", default=None, help="checkpoint file: resume from it, write it during training")
         p.add_argument("--checkpoint-every", type=float, default=600.0, help="seconds between checkpoints (default 600)")
         p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
-        _seed_arg(p)
+        add_seed_arg(p, default=1, help=SEED_HELP)
         p.add_argument("--threads", type=int, default=None,
                        help="CPU threads of the trainer (the fast engine's kernels and torch; default: 1 with "
                             "stored features — Snakemake runs two jobs side by side —, the cores allotted when the "
@@ -184,19 +186,9 @@ def _register_students(sub) -> None:
 # ---------------------------------------------------------------- shared arguments
 
 
-def _vocab_args(p) -> None:
-    p.add_argument("--vocab", required=True, help="vocabulary file (word TAB count, by decreasing count)")
-    p.add_argument("--min-count", type=int, default=1, help="keep vocabulary words seen at least this often (default 1)")
-    p.add_argument("--max-vocab", type=int, default=None, help="keep at most this many words (default: no cap)")
-
-
 def _output_args(p) -> None:
-    p.add_argument("--out", required=True, help="output vectors (.bin word2vec binary, .txt, .npy)")
-    p.add_argument("--record", default=None, help="training record JSON (default: <out without suffix>.json)")
-
-
-def _seed_arg(p) -> None:
-    p.add_argument("--seed", type=int, default=1, help="random seed (initialisation, sampling, shuffling; default 1)")
+    add_out_arg(p, help="output vectors (.bin word2vec binary, .txt, .npy)")
+    add_record_arg(p)
 
 
 def _record_path(args) -> Path:
@@ -247,17 +239,7 @@ def build_params(args, params_cls, fixed: dict | None = None):
 
 
 def _read_params(text: str | None) -> dict:
-    if not text:
-        return {}
-    if text.startswith("@"):
-        text = Path(text[1:]).read_text(encoding="utf-8")
-    try:
-        given = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise StaticvecError(f"--params: not valid JSON ({exc.msg})") from None
-    if not isinstance(given, dict):
-        raise StaticvecError("--params: expected a JSON object")
-    return given
+    return json_or_file(text, "--params", "hyper-parameters")
 
 
 def _field_default(f):
@@ -296,7 +278,6 @@ def _flag_type(hint):
 
 
 def _glove(args) -> int:
-    from staticvec.cooc.cli import load_vocab_of
     from staticvec.cooc.store import CoocStore
     from staticvec.embeddings import Embeddings
     from staticvec.files import write_json
@@ -344,7 +325,6 @@ def _glove(args) -> int:
 
 
 def _gensim(args) -> int:
-    from staticvec.cooc.cli import load_vocab_of
     from staticvec.files import write_json
     from staticvec.train.gensim_baselines import (
         FastTextConfig, SentenceCorpus, Word2VecConfig, train_fasttext, train_word2vec,
@@ -375,7 +355,6 @@ def _gensim(args) -> int:
 def _model2vec(args) -> int:
     import torch
 
-    from staticvec.cooc.cli import load_vocab_of
     from staticvec.files import write_json
     from staticvec.teacher.load import load_teacher, resolve_teacher
     from staticvec.train.model2vec import Model2VecParams, distill_teacher, encode_words, save_model_dir, versions
