@@ -24,6 +24,10 @@ class Method:
     # keys of its resolved row that steer the workflow (the job's threads, the input picked), not the
     # trainer: left out of the --params JSON a training rule passes
     workflow_keys: tuple[str, ...] = ("threads",)
+    # a distillation student's trainer, "module:ParamsClass:ModelClass" (its `staticvec train` command is built from
+    # it: one override flag per field of the params class), and the command's one-line help
+    trainer: str | None = None
+    summary: str = ""
 
 
 STUDENT_KEYS = ("threads", "checkpoint_every")  # checkpoint_every: seconds, the job's --checkpoint-every
@@ -37,11 +41,14 @@ REGISTRY: dict[str, Method] = {m.name: m for m in [
     Method("cbow", "cbow", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="cbow"),
     Method("fasttext", "fasttext", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="fasttext"),
     Method("x2static", "x2static", seeded=True, uses_teacher=True, rule="train_student", student=True,
-           command="x2static", workflow_keys=STUDENT_KEYS),
+           command="x2static", workflow_keys=STUDENT_KEYS, trainer="staticvec.train.x2static:X2StaticParams:X2Static",
+           summary="X2Static (Gupta & Jaggi 2021): CBOW-style distillation; sent/para from the features given"),
     Method("bert_sg", "bert_sg", seeded=True, uses_teacher=True, rule="train_bert_sg", student=True, command="bert-sg",
-           workflow_keys=STUDENT_KEYS),
+           workflow_keys=STUDENT_KEYS, trainer="staticvec.train.bert_skipgram:BertSGParams:BertSkipGram",
+           summary="BERT + Skip-gram (Wang, Cui & Zhang): contextual centre, attention over static context words"),
     Method("c2v", "c2v", seeded=True, uses_teacher=True, rule="train_student", student=True, command="c2v",
-           workflow_keys=STUDENT_KEYS),
+           workflow_keys=STUDENT_KEYS, trainer="staticvec.train.context2vec:C2VParams:ContextToVec",
+           summary="Context-to-Vec (Zheng et al. 2022): BERT + Skip-gram with the tied contextualized attention losses"),
     Method("model2vec", "model2vec", seeded=False, uses_teacher=True, rule="train_model2vec", command="model2vec"),
     Method("teacher_token", None, seeded=False, uses_teacher=True, rule="teacher_token_embedding"),
     Method("teacher_word", None, seeded=False, uses_teacher=True, rule="teacher_word_embedding"),
@@ -65,3 +72,13 @@ def methods_of_rule(rule: str) -> list[str]:
 
 def student_methods() -> list[str]:
     return [m.name for m in REGISTRY.values() if m.student]
+
+
+def student_trainer(command: str):
+    """(module, params class, model class) of the student whose `staticvec train` command is ``command``."""
+    import importlib
+
+    method = next(m for m in REGISTRY.values() if m.student and m.command == command)
+    module_name, params_name, model_name = method.trainer.split(":")
+    module = importlib.import_module(module_name)
+    return module, getattr(module, params_name), getattr(module, model_name)

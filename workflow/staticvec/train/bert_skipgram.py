@@ -122,6 +122,11 @@ class SkipGramParams:
                             engine=self.engine)
 
 
+# The released code's values of the options where it differs from the paper (recorded beside each run).
+RELEASED_CODE = {"lr": 0.08, "min_lr_fraction": 0.0, "attention_scale": 300 ** -0.5, "projection_bias": True,
+                 "clip_scope": "all", "batch_centres": "5 pairs"}
+
+
 @dataclass
 class BertSGParams(SkipGramParams):
     aggregation: str = "attention"  # attention (Eqs. 13-15) | mean (Fig. 5 "without attention") | pairs (Eq. 11)

@@ -33,23 +33,6 @@ log = logging.getLogger(__name__)
 
 SEED_HELP = "random seed (initialisation, sampling, shuffling; default 1)"
 
-METHODS = {  # command -> (module, params class, model class, help)
-    "x2static": ("staticvec.train.x2static", "X2StaticParams", "X2Static",
-                 "X2Static (Gupta & Jaggi 2021): CBOW-style distillation; sent/para from the features given"),
-    "bert-sg": ("staticvec.train.bert_skipgram", "BertSGParams", "BertSkipGram",
-                "BERT + Skip-gram (Wang, Cui & Zhang): contextual centre, attention over static context words"),
-    "c2v": ("staticvec.train.context2vec", "C2VParams", "ContextToVec",
-            "Context-to-Vec (Zheng et al. 2022): BERT + Skip-gram with the tied contextualized attention losses"),
-}
-
-# The released code's values of the options where it differs from the paper (recorded beside each run).
-RELEASED_CODE = {
-    "x2static": {"context_mean": "all_pieces", "negative_power": 0.5, "score_clamp": 20.0},
-    "bert-sg": {"lr": 0.08, "min_lr_fraction": 0.0, "attention_scale": 300 ** -0.5, "projection_bias": True,
-                "clip_scope": "all", "batch_centres": "5 pairs"},
-    "c2v": {"variant": "released", "lr": 0.08, "min_lr_fraction": 0.0, "projection_bias": True,
-            "clip_scope": "all", "batch_centres": "1000 pairs"},
-}
 
 
 def default_threads() -> int:
@@ -136,9 +119,10 @@ def _register_model2vec(sub) -> None:
 
 
 def _register_students(sub) -> None:
-    import importlib
+    from staticvec.methods import REGISTRY, student_trainer
 
-    for command, (module, params_name, _, help_text) in METHODS.items():
+    for method in (m for m in REGISTRY.values() if m.student):
+        command, help_text = method.command, method.summary
         p = sub.add_parser(command, help=help_text, description=help_text)
         data = p.add_argument_group("teacher features (stored, or computed now)")
         data.add_argument("--features", nargs="+", default=[], metavar="DIR",
@@ -169,7 +153,7 @@ def _register_students(sub) -> None:
         dev.add_argument("--dev-points", type=int, default=0, help="score it after every 1/N of the run (0: never)")
         dev.add_argument("--dev-oov", choices=["mean", "drop"], default="mean",
                          help="OOV policy of the dev score (mean: the web benchmarks', as the figure's protocol)")
-        add_params_args(p, getattr(importlib.import_module(module), params_name))
+        add_params_args(p, student_trainer(command)[1])
         p.set_defaults(handler=_student, method=command)
 
     p = sub.add_parser("bert-sg-attention", help="Figure 7: attention weights a_j of a trained BERT + Skip-gram model")
@@ -404,7 +388,6 @@ def _model2vec(args) -> int:
 
 
 def _student(args) -> int:
-    import importlib
 
     import numpy as np
     import torch
@@ -414,11 +397,11 @@ def _student(args) -> int:
     from staticvec.files import sha256_of, write_json
     from staticvec.device import resolve_device
     from staticvec.train.negative_sampling import train
+    from staticvec.methods import student_trainer
     from staticvec.train.teacher_blocks import RecomputedFeatures, StoredFeatures, vocabulary_remap
 
-    module_name, params_name, model_name, _ = METHODS[args.method]
-    module = importlib.import_module(module_name)
-    params = build_params(args, getattr(module, params_name))
+    module, params_cls, model_cls = student_trainer(args.method)
+    params = build_params(args, params_cls)
     threads = args.threads or (default_threads() if args.shards else 1)
     torch.set_num_threads(threads)
     from staticvec.train.negative_sampling import fast_engine_threads
@@ -428,7 +411,6 @@ def _student(args) -> int:
     vocab = Vocabulary.load(args.vocab, params.min_count, params.max_vocab)
     if not len(vocab):
         raise StaticvecError(f"{args.vocab}: no word with count >= {params.min_count}")
-    model_cls = getattr(module, model_name)
     keys = model_cls.feature_keys_for(params)
 
     if bool(args.features) == bool(args.shards):
@@ -479,7 +461,7 @@ def _student(args) -> int:
         "output": {"embeddings": str(args.out), "table": "U (target table)" if args.method == "x2static" else
                    "V' / u' (static context table)", "words": len(vocab), "dim": int(table.shape[1]),
                    "model": args.model},
-        "options": _options(args.method, params),
+        "options": _options(params, module.RELEASED_CODE),
         "seed": args.seed,
         "device": device,
         "threads": torch.get_num_threads(),
@@ -499,13 +481,13 @@ def _student(args) -> int:
     return 0
 
 
-def _options(method: str, params) -> dict:
+def _options(params, released_code: dict) -> dict:
     """For each option where the released code differs: the value used, the paper default, the released one."""
     defaults = type(params)()
     return {key: {"used": getattr(params, key), "paper": getattr(defaults, key), "released_code": released,
                   "follows": "paper" if getattr(params, key) == getattr(defaults, key) else
                   ("released code" if getattr(params, key) == released else "neither")}
-            for key, released in RELEASED_CODE[method].items()}
+            for key, released in released_code.items()}
 
 
 def _attention(args) -> int:

@@ -58,6 +58,11 @@ from staticvec.train.negative_sampling import (
 )
 
 
+# The released code's values of the options where it differs from the paper (recorded beside each run).
+RELEASED_CODE = {"variant": "released", "lr": 0.08, "min_lr_fraction": 0.0, "projection_bias": True,
+                 "clip_scope": "all", "batch_centres": "1000 pairs"}
+
+
 @dataclass
 class C2VParams(SkipGramParams):
     variant: str = "paper"  # paper (Eqs. 4-8) | released (0.5·o_i + 0.5·mean context, per-pair Skip-gram)

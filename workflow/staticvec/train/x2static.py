@@ -64,6 +64,10 @@ from staticvec.train.negative_sampling import (
 CONTEXT_MEANS = ("exclude_target", "all_words", "all_pieces")
 
 
+# The released code's values of the options where it differs from the paper (recorded beside each run).
+RELEASED_CODE = {"context_mean": "all_pieces", "negative_power": 0.5, "score_clamp": 20.0}
+
+
 @dataclass
 class X2StaticParams:
     """Hyper-parameters; defaults are the paper's (Table 1), released-code behaviours are options."""
