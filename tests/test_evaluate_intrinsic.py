@@ -232,6 +232,38 @@ def test_multi_protocol_options_round_trip_through_the_cli_parser():
         arguments.multi_cli_options(config, {"nope": "x.json"})
 
 
+def test_every_evaluation_setting_reaches_the_command_and_one_left_out_takes_the_commands_default():
+    """Each key of config evaluation.{analogy,relational,categorization,neighbours} (and device) is passed to
+    ``staticvec evaluate intrinsic``; a key the config leaves out is not passed, so the command's default
+    (written once, in its parser) applies."""
+    from staticvec.cli import build_parser
+    from staticvec.config import load_config
+    from staticvec.dag import arguments
+
+    config = load_config(["config/config.yaml"])
+    evaluation = config["evaluation"]
+    evaluation["analogy"] = {"method": "3cosmul", "memory_mb": 77}
+    evaluation["relational"] = {"score": "dot", "split": "test"}
+    evaluation["categorization"] = {"method": "kmeans", "seed": 5}
+    evaluation["neighbours"] = {"words": ["river"], "topn": 3}
+    config["device"] = "cpu"
+    outs = {"web": "a/intrinsic.web.json"}
+    parser = build_parser()
+    args = parser.parse_args(["evaluate", "intrinsic", "v.bin", *arguments.multi_cli_options(config, outs)])
+    assert (args.analogy_method, args.memory_mb) == ("3cosmul", 77)
+    assert (args.relational_score, args.semeval_split) == ("dot", "test")
+    assert (args.categorization_method, args.seed) == ("kmeans", 5)
+    assert (args.neighbours, args.topn, args.device) == (["river"], 3, "cpu")
+
+    defaults = parser.parse_args(["evaluate", "intrinsic", "v.bin"])
+    del evaluation["analogy"]["memory_mb"], evaluation["neighbours"]["topn"], config["device"]
+    options = arguments.multi_cli_options(config, outs)
+    assert "--memory-mb" not in options and "--topn" not in options and "--device" not in options
+    args = parser.parse_args(["evaluate", "intrinsic", "v.bin", *options])
+    assert (args.memory_mb, args.topn, args.device) == (defaults.memory_mb, defaults.topn, defaults.device)
+    assert args.analogy_method == "3cosmul"
+
+
 def test_views_that_keep_the_same_words_are_scored_once():
     """A cut at or above the number of distinct (case-folded) words keeps the whole vocabulary: scored once."""
     from staticvec.evaluate.intrinsic import evaluate_protocols

@@ -48,5 +48,11 @@ def test_rule_arguments_carry_the_config(config):
     config["tagging"]["tagger"]["lr"] = 0.02
     words = shlex.split(tagger_arguments(config))
     assert json_or_file(words[words.index("--hparams") + 1], "--hparams")["lr"] == 0.02
+    config["tagging"]["dev_fraction"], config["device"] = 0.25, "cpu"
+    words = shlex.split(tagger_arguments(config))
+    assert words[words.index("--dev-fraction") + 1] == "0.25" and words[words.index("--device") + 1] == "cpu"
+    del config["tagging"]["dev_split_seed"], config["device"]  # left out: the command's own default applies
+    words = shlex.split(tagger_arguments(config))
+    assert "--dev-split-seed" not in words and "--device" not in words
     assert tag_data_arguments(config, "ner") == ""
     assert shlex.split(tag_data_arguments(config, "chunk"))[-2:] == ["--data-format", "conll2000"]

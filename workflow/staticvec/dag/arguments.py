@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from staticvec.errors import StaticvecError
-from staticvec.evaluate.classification_data import DATASET_NAMES
 from staticvec.evaluate.tagging.data import TASKS
 
 # ---------------------------------------------------------------- intrinsic evaluation
@@ -34,24 +33,42 @@ def _protocol(config: dict, protocol: str) -> dict:
     return protocols[protocol]
 
 
+# (section of config evaluation, key) → flag of ``staticvec evaluate intrinsic``. A key the config leaves
+# out is not passed, so the command's own default applies: a default is written once, in the command.
+INTRINSIC_SETTING_FLAGS = {
+    ("analogy", "method"): "--analogy-method",
+    ("analogy", "memory_mb"): "--memory-mb",
+    ("relational", "score"): "--relational-score",
+    ("relational", "split"): "--semeval-split",
+    ("categorization", "method"): "--categorization-method",
+    ("categorization", "seed"): "--seed",
+    ("neighbours", "topn"): "--topn",
+}
+
+
+def _flag_words(flag: str, value) -> list[str]:
+    """``flag`` followed by ``value`` (a list: one word per item)."""
+    return [flag, *map(str, value)] if isinstance(value, list) else [flag, str(value)]
+
+
+def _device_option(config: dict) -> list[str]:
+    return _flag_words("--device", config["device"]) if "device" in config else []
+
+
 def _shared_options(config: dict) -> list[str]:
-    """The options every protocol shares: data, tasks, and each task's method."""
-    evaluation = config.get("evaluation", {}) or {}
-    options = ["--data-dir", data_dir_from_config(config), "--tasks", *evaluation.get("tasks", ["all"])]
-    analogy_cfg = evaluation.get("analogy", {})
-    relational_cfg = evaluation.get("relational", {})
-    categorization_cfg = evaluation.get("categorization", {})
-    neighbours_cfg = evaluation.get("neighbours", {})
-    options += ["--analogy-method", analogy_cfg.get("method", "3cosadd"),
-                "--memory-mb", str(analogy_cfg.get("memory_mb", 1024)),
-                "--relational-score", relational_cfg.get("score", "cosine"),
-                "--semeval-split", relational_cfg.get("split", "all"),
-                "--categorization-method", categorization_cfg.get("method", "all"),
-                "--seed", str(categorization_cfg.get("seed", 0)),
-                "--topn", str(neighbours_cfg.get("topn", 10)),
-                "--device", config.get("device", "auto")]
-    if "words" in neighbours_cfg:
-        options += ["--neighbours", *neighbours_cfg["words"]]  # else the command's default words
+    """The options every protocol shares: data, tasks, and each task's method (those the config sets)."""
+    evaluation = config.get("evaluation") or {}
+    options = ["--data-dir", data_dir_from_config(config)]
+    if "tasks" in evaluation:
+        options += _flag_words("--tasks", evaluation["tasks"])
+    for (section, key), flag in INTRINSIC_SETTING_FLAGS.items():
+        settings = evaluation.get(section) or {}
+        if key in settings:
+            options += _flag_words(flag, settings[key])
+    options += _device_option(config)
+    neighbours = evaluation.get("neighbours") or {}
+    if "words" in neighbours:
+        options += ["--neighbours", *neighbours["words"]]
     return options
 
 
@@ -103,13 +120,15 @@ SETTING_FLAGS = {
 
 def config_arguments(config: dict) -> str:
     """The ``evaluate classify`` flags for a workflow config: datasets, seeds, device and the protocol settings."""
-    section = config.get("classification", {})
-    seeds = section.get("seeds") or config.get("seeds") or [1]
-    words = ["--datasets", *section.get("datasets", DATASET_NAMES), "--seeds", *map(str, seeds), "--device", config.get("device", "auto")]
+    section = config.get("classification") or {}
+    words = _flag_words("--datasets", section["datasets"]) if "datasets" in section else []
+    seeds = section.get("seeds") or config.get("seeds")  # classification.seeds: null means the run's seeds
+    if seeds:
+        words += _flag_words("--seeds", seeds)
+    words += _device_option(config)
     for key, flag in SETTING_FLAGS.items():
         if key in section:
-            value = section[key]
-            words += [flag, *map(str, value)] if isinstance(value, list) else [flag, str(value)]
+            words += _flag_words(flag, section[key])
     if "refit" in section:
         words.append("--refit" if section["refit"] else "--no-refit")
     return " ".join(shlex.quote(w) for w in words)
@@ -176,11 +195,9 @@ def tag_data_inputs(config: dict, task: str, workflow) -> list[str]:
 
 def tagger_arguments(config: dict) -> str:
     """The run-wide arguments of ``staticvec evaluate tag`` from ``config['tagging']`` (one shell-quoted string)."""
-    tagging = config.get("tagging", {})
-    args = [
-        "--hparams", shlex.quote(json.dumps(tagging.get("tagger", {}), sort_keys=True)),
-        "--dev-fraction", str(tagging.get("dev_fraction", 0.1)),
-        "--dev-split-seed", str(tagging.get("dev_split_seed", 2000)),
-        "--device", str(config.get("device", "auto")),
-    ]
-    return " ".join(args)
+    tagging = config.get("tagging") or {}
+    args = ["--hparams", shlex.quote(json.dumps(tagging.get("tagger") or {}, sort_keys=True))]
+    for key, flag in (("dev_fraction", "--dev-fraction"), ("dev_split_seed", "--dev-split-seed")):
+        if key in tagging:
+            args += _flag_words(flag, tagging[key])
+    return " ".join(args + _device_option(config))
