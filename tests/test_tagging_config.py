@@ -24,9 +24,11 @@ def test_default_config_is_valid_and_matches_the_tagger_defaults(config):
     # the code's defaults are NCRF++'s; config.yaml departs from them only for the laptop budget
     # (each such line commented), and paper.yaml's tagger is the defaults plus the char CNN and 100 epochs
     assert {k for k in defaults if parsed[k] != defaults[k]} == {"max_epochs", "patience", "max_train_sentences",
-                                                                 "optimizer", "lr", "loss_reduction", "batch_size"}
+                                                                 "optimizer", "lr", "loss_reduction", "batch_size",
+                                                                 "dtype"}
+    # dtype auto: mixed precision on a GPU (as the tagger always ran there), bf16 on a CPU that computes it fast
     paper = load_config(["config/config.yaml", "config/paper.yaml"])["tagging"]["tagger"]
-    assert parsed_paper_differences(paper, defaults) == {"char_features", "max_epochs", "patience"}
+    assert parsed_paper_differences(paper, defaults) == {"char_features", "max_epochs", "patience", "dtype"}
 
 
 def parsed_paper_differences(section, defaults):

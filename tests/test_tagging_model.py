@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from staticvec.embeddings import Embeddings
+from staticvec.errors import StaticvecError
 from staticvec.evaluate.tagging.data import Sentence, TaskData
 from staticvec.evaluate.tagging.features import UNK, WordTable, casing_class
 from staticvec.evaluate.tagging.inputs import StaticInputs
@@ -191,3 +192,50 @@ def test_long_epochs_log_their_progress(monkeypatch, caplog):
         train_tagger(data, StaticInputs(emb, data), config, seed=1, device="cpu")
     lines = [r.getMessage() for r in caplog.records if "sentences, loss/token" in r.getMessage()]
     assert len(lines) == 3 and lines[-1].startswith("epoch 1: 40/40 sentences")  # 40 sentences in batches of 16
+
+
+def test_under_bf16_autocast_the_lstm_runs_in_bf16_and_the_crf_in_float32():
+    """The tagger's bf16 path: the LSTM computes in bf16, the emissions come back float32, and the CRF's
+    loss and Viterbi path are exactly those of float32 arithmetic on the same emissions."""
+    rng = np.random.default_rng(2)
+    vocab, sentences = planted_task(rng, 40)
+    data = TaskData("pos", "ud", sentences[:30], sentences[30:35], sentences[35:])
+    emb = Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
+    inputs = StaticInputs(emb, data)
+    tag_ids = {t: i for i, t in enumerate(data.tagset())}
+    from staticvec.evaluate.tagging.features import collate, encode
+
+    batch = collate(encode(data.train[:8], inputs.rows_for("train"), tag_ids, None), False)
+    model = BiLSTMCRF(inputs.vectors, len(tag_ids), hidden=8, casing_dim=2).eval()  # no dropout: same emissions each call
+    seen = []
+    model.lstm.forward_lstms[0].register_forward_hook(lambda module, args, out: seen.append(out[0].dtype))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        emissions = model.emissions(batch)
+        loss = model.loss(batch, reduction="sum")
+        path = model.decode(batch)
+    assert seen and set(seen) == {torch.bfloat16} and emissions.dtype == torch.float32
+    assert torch.equal(loss, -model.crf(emissions, batch["tags"], mask=batch["mask"], reduction="sum"))
+    assert path == model.crf.decode(emissions, mask=batch["mask"])
+
+
+def test_tagger_dtype_is_resolved_by_the_shared_policy_and_recorded(monkeypatch):
+    from staticvec import device as device_module
+
+    rng = np.random.default_rng(0)
+    vocab, sentences = planted_task(rng, 220)
+    data = TaskData("pos", "ud", sentences[:160], sentences[160:190], sentences[190:])
+    emb = Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
+    settings = dict(hidden=16, casing_dim=0, optimizer="adam", lr=0.05, batch_size=16, max_epochs=10, patience=3, dropout=0.0)
+    result = train_tagger(data, StaticInputs(emb, data), TaggerConfig(**settings, dtype="bfloat16"), seed=1, device="cpu")
+    assert result["dtype"] == {"requested": "bfloat16", "used": "bfloat16", "reason": "forced"} and result["amp"] == "bfloat16"
+    assert result["test"] > 0.97  # the planted rule is learnt in bf16 too
+
+    monkeypatch.setattr(device_module, "cpu_native_bf16", lambda flags=None: (True, "cpu flags avx512_bf16"))
+    for speedup, expected in ((2.9, "bfloat16"), (0.7, "float32")):
+        monkeypatch.setattr(device_module, "measured_bf16_speedup", lambda cache_dir=None, s=speedup: s)
+        config = TaggerConfig(**{**settings, "max_epochs": 1}, dtype="auto")
+        assert train_tagger(data, StaticInputs(emb, data), config, seed=1, device="cpu")["dtype"]["used"] == expected
+    with pytest.raises(StaticvecError, match="tagging.tagger.dtype float16 is for CUDA only"):
+        train_tagger(data, StaticInputs(emb, data), TaggerConfig(**settings, dtype="float16"), seed=1, device="cpu")
+    with pytest.raises(StaticvecError, match="dtype"):
+        TaggerConfig.from_dict({"dtype": "int8"})

@@ -37,11 +37,11 @@ def test_auto_keeps_fp32_where_native_bf16_measures_slower():
 
 
 def test_bf16_speedup_is_measured_once_per_machine(tmp_path, monkeypatch):
-    from staticvec.teacher import load
+    from staticvec import device
 
     calls = []
-    monkeypatch.setattr(load, "bf16_matmul_speedup", lambda: calls.append(1) or 1.8)
-    assert load.measured_bf16_speedup(tmp_path) == 1.8 and load.measured_bf16_speedup(tmp_path) == 1.8
+    monkeypatch.setattr(device, "bf16_matmul_speedup", lambda: calls.append(1) or 1.8)
+    assert device.measured_bf16_speedup(tmp_path) == 1.8 and device.measured_bf16_speedup(tmp_path) == 1.8
     assert calls == [1]  # the second job reads the cache: every shard of a run takes the same dtype
     assert len(list((tmp_path / "staticvec").glob("bf16-speedup-*.json"))) == 1
 

@@ -179,9 +179,18 @@ class BiLSTMCRF(nn.Module):
     def loss(self, batch: dict, reduction: str = "sum") -> torch.Tensor:
         """Negative log-likelihood of the gold tags ('sum' over the batch as NCRF++, or 'mean')."""
         emissions = self.emissions(batch)
-        return -self.crf(emissions, batch["tags"], mask=batch["mask"], reduction=reduction)
+        with _float32(emissions):
+            return -self.crf(emissions, batch["tags"], mask=batch["mask"], reduction=reduction)
 
     @torch.no_grad()
     def decode(self, batch: dict) -> list[list[int]]:
         """Viterbi tag ids of each sentence (its true length)."""
-        return self.crf.decode(self.emissions(batch), mask=batch["mask"])
+        emissions = self.emissions(batch)
+        with _float32(emissions):
+            return self.crf.decode(emissions, mask=batch["mask"])
+
+
+def _float32(emissions: torch.Tensor):
+    """Autocast off: under a bf16/fp16 autocast of the LSTM the CRF's forward recursion (a matmul in
+    probability space) and its scores would otherwise be computed in the low precision too."""
+    return torch.autocast(emissions.device.type, enabled=False)

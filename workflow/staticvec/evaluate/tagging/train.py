@@ -27,7 +27,7 @@ import numpy as np
 from staticvec.errors import StaticvecError
 from staticvec.evaluate.tagging.chunk_f1 import score
 from staticvec.evaluate.tagging.data import TaskData
-from staticvec.device import resolve_device
+from staticvec.device import DTYPES, resolve_device, resolve_dtype
 
 log = logging.getLogger(__name__)
 PROGRESS_SECONDS = 30.0  # a progress line at most this often within an epoch
@@ -59,6 +59,10 @@ class TaggerConfig:
     patience: int = 5
     eval_batch_size: int = 256
     max_train_sentences: int | None = None  # keep only the first N training sentences (smoke tests)
+    # compute precision of the LSTM and the tag projection (the CRF always runs in float32): float32 (NCRF++),
+    # bfloat16, float16 (CUDA only), or auto = the teacher's policy (staticvec.device.resolve_dtype): on CUDA
+    # bf16 (else fp16) autocast, on a CPU bf16 autocast where it computes bf16 natively and fast, else float32
+    dtype: str = "float32"
 
     @classmethod
     def from_dict(cls, values: dict | None) -> "TaggerConfig":
@@ -74,6 +78,7 @@ class TaggerConfig:
     def check(self) -> None:
         choices = {"char_features": ("none", "cnn", "lstm"), "oov": ("unk", "zero"), "normalize": ("none", "unit", "mean_norm"),
                    "optimizer": ("sgd", "adam"), "loss_reduction": ("sum", "mean")}
+        choices["dtype"] = DTYPES
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise StaticvecError(f"tagger setting {name} = {getattr(self, name)!r}; allowed: {', '.join(allowed)}")
@@ -115,7 +120,8 @@ def length_bucketed_batches(lengths: list[int], batch_size: int, generator, pool
 
 
 def _autocast(device, amp_dtype):
-    """bf16/fp16 autocast on CUDA; nothing on CPU (the CRF itself always runs in float32)."""
+    """Autocast to ``amp_dtype`` (bf16 or fp16 on CUDA, bf16 on a CPU); nothing for float32 (None). The CRF
+    itself always runs in float32 (``BiLSTMCRF`` turns autocast off around it)."""
     import torch
 
     return torch.autocast(device.type, dtype=amp_dtype) if amp_dtype is not None else contextlib.nullcontext()
@@ -152,7 +158,9 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
     from staticvec.evaluate.tagging.model import BiLSTMCRF
 
     device = torch.device(resolve_device(device))
-    amp_dtype = (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16) if device.type == "cuda" else None
+    dtype_name, dtype_reason = resolve_dtype(str(device), config.dtype, what="tagging.tagger.dtype")
+    amp_dtype = None if dtype_name == "float32" else getattr(torch, dtype_name)
+    log.info("tagger compute dtype %s (%s)", dtype_name, dtype_reason)
     seed_everything(seed)
     train_sentences = data.train[: config.max_train_sentences] if config.max_train_sentences else data.train
     tagset = data.tagset()
@@ -254,5 +262,6 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
         "train_seconds": round(train_seconds, 1),
         "device": str(device),
         "amp": str(amp_dtype).replace("torch.", "") if amp_dtype else None,
+        "dtype": {"requested": config.dtype, "used": dtype_name, "reason": dtype_reason},
         "torch_threads": torch.get_num_threads(),
     }
