@@ -9,8 +9,8 @@ from staticvec.errors import StaticvecError
 from staticvec.evaluate.tagging.data import Sentence, TaskData
 from staticvec.evaluate.tagging.features import UNK, WordTable, casing_class
 from staticvec.evaluate.tagging.inputs import StaticInputs
-from staticvec.evaluate.tagging.model import BiLSTM, BiLSTMCRF, reverse_padded
-from staticvec.evaluate.tagging.train import TaggerConfig, length_bucketed_batches, train_tagger
+from staticvec.evaluate.tagging.model import BiLSTM, BiLSTMCRF, cpu_bf16_lstm, reverse_padded
+from staticvec.evaluate.tagging.train import TaggerConfig, length_bucketed_batches, tagger_dtype, train_tagger
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -194,9 +194,7 @@ def test_long_epochs_log_their_progress(monkeypatch, caplog):
     assert len(lines) == 3 and lines[-1].startswith("epoch 1: 40/40 sentences")  # 40 sentences in batches of 16
 
 
-def test_under_bf16_autocast_the_lstm_runs_in_bf16_and_the_crf_in_float32():
-    """The tagger's bf16 path: the LSTM computes in bf16, the emissions come back float32, and the CRF's
-    loss and Viterbi path are exactly those of float32 arithmetic on the same emissions."""
+def _bf16_batch():
     rng = np.random.default_rng(2)
     vocab, sentences = planted_task(rng, 40)
     data = TaskData("pos", "ud", sentences[:30], sentences[30:35], sentences[35:])
@@ -207,35 +205,70 @@ def test_under_bf16_autocast_the_lstm_runs_in_bf16_and_the_crf_in_float32():
 
     batch = collate(encode(data.train[:8], inputs.rows_for("train"), tag_ids, None), False)
     model = BiLSTMCRF(inputs.vectors, len(tag_ids), hidden=8, casing_dim=2).eval()  # no dropout: same emissions each call
-    seen = []
-    model.lstm.forward_lstms[0].register_forward_hook(lambda module, args, out: seen.append(out[0].dtype))
+    return model, batch
+
+
+def test_under_autocast_the_crf_runs_in_float32(monkeypatch):
+    """Under a bf16 autocast (the tagger's fast path) the CRF's loss and Viterbi path are exactly those of
+    float32 arithmetic on the same emissions; its forward recursion is a matmul, which autocast would
+    otherwise compute in bf16 (any CPU: a bf16 matmul runs everywhere, if slowly without AVX-512)."""
+    model, batch = _bf16_batch()
+    emissions = model.emissions(batch)  # float32, outside autocast
+    monkeypatch.setattr(model, "emissions", lambda batch: emissions)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        emissions = model.emissions(batch)
         loss = model.loss(batch, reduction="sum")
         path = model.decode(batch)
-    assert seen and set(seen) == {torch.bfloat16} and emissions.dtype == torch.float32
     assert torch.equal(loss, -model.crf(emissions, batch["tags"], mask=batch["mask"], reduction="sum"))
     assert path == model.crf.decode(emissions, mask=batch["mask"])
 
 
-def test_tagger_dtype_is_resolved_by_the_shared_policy_and_recorded(monkeypatch):
-    from staticvec import device as device_module
+@pytest.mark.skipif(not cpu_bf16_lstm()[0], reason="this CPU has no bf16 LSTM (oneDNN needs AVX-512)")
+def test_under_bf16_autocast_the_lstm_runs_in_bf16_and_the_emissions_come_back_float32():
+    model, batch = _bf16_batch()
+    seen = []
+    model.lstm.forward_lstms[0].register_forward_hook(lambda module, args, out: seen.append(out[0].dtype))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        emissions = model.emissions(batch)
+    assert seen and set(seen) == {torch.bfloat16} and emissions.dtype == torch.float32
 
+
+def test_tagger_dtype_is_the_shared_policy_less_what_the_cpu_lstm_cannot_do(monkeypatch):
+    from staticvec import device as device_module
+    from staticvec.evaluate.tagging import model as model_module
+
+    cpu = torch.device("cpu")
+    monkeypatch.setattr(device_module, "cpu_native_bf16", lambda flags=None: (True, "cpu flags avx512_bf16"))
+    monkeypatch.setattr(device_module, "measured_bf16_speedup", lambda cache_dir=None: 2.9)
+    monkeypatch.setattr(model_module, "cpu_bf16_lstm", lambda: (True, "ok"))
+    assert tagger_dtype(cpu, "auto") == ("bfloat16", "cpu flags avx512_bf16; bf16 matmul measured 2.90x fp32 (>= 1.15)")
+    assert tagger_dtype(cpu, "bfloat16") == ("bfloat16", "forced")
+    assert tagger_dtype(cpu, "float32") == ("float32", "forced")
+    monkeypatch.setattr(device_module, "measured_bf16_speedup", lambda cache_dir=None: 0.7)
+    assert tagger_dtype(cpu, "auto")[0] == "float32"
+    monkeypatch.setattr(device_module, "measured_bf16_speedup", lambda cache_dir=None: 2.9)
+    monkeypatch.setattr(model_module, "cpu_bf16_lstm", lambda: (False, "no bf16 LSTM here"))
+    name, reason = tagger_dtype(cpu, "auto")
+    assert name == "float32" and reason.endswith("but no bf16 LSTM here")
+    with pytest.raises(StaticvecError, match="tagging.tagger.dtype bfloat16: no bf16 LSTM here; use auto or float32"):
+        tagger_dtype(cpu, "bfloat16")
+    with pytest.raises(StaticvecError, match="tagging.tagger.dtype float16 is for CUDA only"):
+        tagger_dtype(cpu, "float16")
+
+
+def test_tagger_records_the_dtype_it_used_and_learns_in_bf16_where_the_cpu_has_it():
     rng = np.random.default_rng(0)
     vocab, sentences = planted_task(rng, 220)
     data = TaskData("pos", "ud", sentences[:160], sentences[160:190], sentences[190:])
     emb = Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
     settings = dict(hidden=16, casing_dim=0, optimizer="adam", lr=0.05, batch_size=16, max_epochs=10, patience=3, dropout=0.0)
-    result = train_tagger(data, StaticInputs(emb, data), TaggerConfig(**settings, dtype="bfloat16"), seed=1, device="cpu")
-    assert result["dtype"] == {"requested": "bfloat16", "used": "bfloat16", "reason": "forced"} and result["amp"] == "bfloat16"
-    assert result["test"] > 0.97  # the planted rule is learnt in bf16 too
-
-    monkeypatch.setattr(device_module, "cpu_native_bf16", lambda flags=None: (True, "cpu flags avx512_bf16"))
-    for speedup, expected in ((2.9, "bfloat16"), (0.7, "float32")):
-        monkeypatch.setattr(device_module, "measured_bf16_speedup", lambda cache_dir=None, s=speedup: s)
-        config = TaggerConfig(**{**settings, "max_epochs": 1}, dtype="auto")
-        assert train_tagger(data, StaticInputs(emb, data), config, seed=1, device="cpu")["dtype"]["used"] == expected
-    with pytest.raises(StaticvecError, match="tagging.tagger.dtype float16 is for CUDA only"):
-        train_tagger(data, StaticInputs(emb, data), TaggerConfig(**settings, dtype="float16"), seed=1, device="cpu")
+    config = TaggerConfig(**settings, dtype="bfloat16")
+    if not cpu_bf16_lstm()[0]:  # an AVX2-only CPU: the forced setting is refused before any work, by name
+        with pytest.raises(StaticvecError, match="tagging.tagger.dtype bfloat16: torch's CPU LSTM"):
+            train_tagger(data, StaticInputs(emb, data), config, seed=1, device="cpu")
+        config = TaggerConfig(**settings, dtype="float32")
+    result = train_tagger(data, StaticInputs(emb, data), config, seed=1, device="cpu")
+    assert result["dtype"] == {"requested": config.dtype, "used": config.dtype, "reason": "forced"}
+    assert result["amp"] == (None if config.dtype == "float32" else "bfloat16")
+    assert result["test"] > 0.97  # the planted rule is learnt (in bf16 where this CPU computes it)
     with pytest.raises(StaticvecError, match="dtype"):
         TaggerConfig.from_dict({"dtype": "int8"})

@@ -10,6 +10,8 @@ token). Only the UNK row is learnt (``oov: unk``), as its own small parameter.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -188,6 +190,22 @@ class BiLSTMCRF(nn.Module):
         emissions = self.emissions(batch)
         with _float32(emissions):
             return self.crf.decode(emissions, mask=batch["mask"])
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_bf16_lstm() -> tuple[bool, str]:
+    """Whether torch's CPU LSTM computes in bf16 under autocast on this machine, and why not. Only
+    oneDNN has a bf16 LSTM on a CPU, and it needs AVX-512: on an AVX2-only CPU it refuses to build the
+    primitive (a RuntimeError), so the tagger asks once with a tiny LSTM instead of guessing by flags."""
+    lstm = nn.LSTM(4, 4, batch_first=True)
+    try:
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            out, _ = lstm(torch.zeros(1, 2, 4))
+    except RuntimeError as exc:
+        return False, f"torch's CPU LSTM has no bf16 kernel on this machine ({str(exc).splitlines()[0][:100]})"
+    if out.dtype != torch.bfloat16:
+        return False, f"torch's CPU LSTM computes {out.dtype} under bf16 autocast on this machine"
+    return True, "torch's CPU LSTM computes bf16"
 
 
 def _float32(emissions: torch.Tensor):

@@ -61,7 +61,8 @@ class TaggerConfig:
     max_train_sentences: int | None = None  # keep only the first N training sentences (smoke tests)
     # compute precision of the LSTM and the tag projection (the CRF always runs in float32): float32 (NCRF++),
     # bfloat16, float16 (CUDA only), or auto = the teacher's policy (staticvec.device.resolve_dtype): on CUDA
-    # bf16 (else fp16) autocast, on a CPU bf16 autocast where it computes bf16 natively and fast, else float32
+    # bf16 (else fp16) autocast, on a CPU bf16 autocast where it computes bf16 natively and fast and torch has a
+    # bf16 LSTM there (oneDNN: AVX-512), else float32 (tagger_dtype)
     dtype: str = "float32"
 
     @classmethod
@@ -119,6 +120,22 @@ def length_bucketed_batches(lengths: list[int], batch_size: int, generator, pool
     return [batches[i] for i in shuffle]
 
 
+def tagger_dtype(device, requested: str) -> tuple[str, str]:
+    """The tagger's compute dtype and why: the shared policy (:func:`staticvec.device.resolve_dtype`),
+    except that bf16 on a CPU also needs torch's bf16 LSTM there (oneDNN, AVX-512): ``auto`` then
+    falls back to float32, a forced ``bfloat16`` is an error naming the setting."""
+    from staticvec.evaluate.tagging.model import cpu_bf16_lstm
+
+    name, reason = resolve_dtype(str(device), requested, what="tagging.tagger.dtype")
+    if name == "bfloat16" and device.type == "cpu":
+        supported, why = cpu_bf16_lstm()
+        if not supported and requested == "auto":
+            return "float32", f"{reason}; but {why}"
+        if not supported:
+            raise StaticvecError(f"tagging.tagger.dtype bfloat16: {why}; use auto or float32")
+    return name, reason
+
+
 def _autocast(device, amp_dtype):
     """Autocast to ``amp_dtype`` (bf16 or fp16 on CUDA, bf16 on a CPU); nothing for float32 (None). The CRF
     itself always runs in float32 (``BiLSTMCRF`` turns autocast off around it)."""
@@ -158,7 +175,7 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
     from staticvec.evaluate.tagging.model import BiLSTMCRF
 
     device = torch.device(resolve_device(device))
-    dtype_name, dtype_reason = resolve_dtype(str(device), config.dtype, what="tagging.tagger.dtype")
+    dtype_name, dtype_reason = tagger_dtype(device, config.dtype)
     amp_dtype = None if dtype_name == "float32" else getattr(torch, dtype_name)
     log.info("tagger compute dtype %s (%s)", dtype_name, dtype_reason)
     seed_everything(seed)
