@@ -72,11 +72,16 @@ def planted_task(rng, n_sentences):
     return vocab, sentences
 
 
+def planted_data(seed, n_sentences, n_train, n_dev):
+    """A planted task split into train/dev/test and a random 8-d embedding of its words."""
+    rng = np.random.default_rng(seed)
+    vocab, sentences = planted_task(rng, n_sentences)
+    data = TaskData("pos", "ud", sentences[:n_train], sentences[n_train:n_train + n_dev], sentences[n_train + n_dev:])
+    return data, Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
+
+
 def test_a_tiny_tagger_learns_a_planted_rule():
-    rng = np.random.default_rng(0)
-    vocab, sentences = planted_task(rng, 220)
-    data = TaskData("pos", "ud", sentences[:160], sentences[160:190], sentences[190:])
-    emb = Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
+    data, emb = planted_data(0, 220, 160, 30)
     inputs = StaticInputs(emb, data)
     before = inputs.vectors.copy()
     config = TaggerConfig(hidden=16, casing_dim=0, optimizer="adam", lr=0.05, batch_size=16, max_epochs=10, patience=3, dropout=0.0)
@@ -183,10 +188,7 @@ def test_long_epochs_log_their_progress(monkeypatch, caplog):
     import staticvec.evaluate.tagging.train as train_module
 
     monkeypatch.setattr(train_module, "PROGRESS_SECONDS", 0.0)  # every batch: as an epoch of minutes would
-    rng = np.random.default_rng(0)
-    vocab, sentences = planted_task(rng, 60)
-    data = TaskData("pos", "ud", sentences[:40], sentences[40:50], sentences[50:])
-    emb = Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
+    data, emb = planted_data(0, 60, 40, 10)
     config = TaggerConfig(hidden=8, casing_dim=0, optimizer="adam", lr=0.05, batch_size=16, max_epochs=1, patience=1, dropout=0.0)
     with caplog.at_level(logging.INFO, logger=train_module.__name__):
         train_tagger(data, StaticInputs(emb, data), config, seed=1, device="cpu")
@@ -195,10 +197,7 @@ def test_long_epochs_log_their_progress(monkeypatch, caplog):
 
 
 def _bf16_batch():
-    rng = np.random.default_rng(2)
-    vocab, sentences = planted_task(rng, 40)
-    data = TaskData("pos", "ud", sentences[:30], sentences[30:35], sentences[35:])
-    emb = Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
+    data, emb = planted_data(2, 40, 30, 5)
     inputs = StaticInputs(emb, data)
     tag_ids = {t: i for i, t in enumerate(data.tagset())}
     from staticvec.evaluate.tagging.features import collate, encode
@@ -256,10 +255,7 @@ def test_tagger_dtype_is_the_shared_policy_less_what_the_cpu_lstm_cannot_do(monk
 
 
 def test_tagger_records_the_dtype_it_used_and_learns_in_bf16_where_the_cpu_has_it():
-    rng = np.random.default_rng(0)
-    vocab, sentences = planted_task(rng, 220)
-    data = TaskData("pos", "ud", sentences[:160], sentences[160:190], sentences[190:])
-    emb = Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
+    data, emb = planted_data(0, 220, 160, 30)
     settings = dict(hidden=16, casing_dim=0, optimizer="adam", lr=0.05, batch_size=16, max_epochs=10, patience=3, dropout=0.0)
     config = TaggerConfig(**settings, dtype="bfloat16")
     if not cpu_bf16_lstm()[0]:  # an AVX2-only CPU: the forced setting is refused before any work, by name
