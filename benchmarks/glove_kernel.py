@@ -1,0 +1,89 @@
+"""GloVe's CPU kernel, old against new, side by side in one process: entries per second of one
+thread over the same shuffled store, and the mean cost of each iteration (the two must optimise
+alike: the new kernel computes in float32 and prefetches, the arithmetic is glove.c's).
+
+    OMP_NUM_THREADS=1 PYTHONPATH=workflow python benchmarks/glove_kernel.py \
+        --store results/default/cooc/window5.cooc [--old 4911005] [--dim 300] [--rounds 3] [--iterations 3]
+
+Each round trains ``--iterations`` iterations from the same initial state with the old kernel,
+then with the new one (A B A B …, so a drift of the machine's speed hits both); the first
+iteration of the first round (compilation) is not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "workflow"))
+
+from staticvec.cooc.store import CoocStore  # noqa: E402
+from staticvec.train import glove as new_glove  # noqa: E402
+
+
+def old_module(commit: str, work: Path):
+    """``staticvec.train.glove`` as it was at ``commit`` (it imports the rest of the package from here)."""
+    source = subprocess.run(["git", "show", f"{commit}:workflow/staticvec/train/glove.py"], cwd=ROOT,
+                            check=True, capture_output=True, text=True).stdout
+    path = work / f"glove_{commit}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"glove_{commit}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--store", default="results/default/cooc/window5.cooc")
+    parser.add_argument("--old", default="4911005", help="commit of the old kernel (default 4911005)")
+    parser.add_argument("--dim", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    store = CoocStore(args.store)
+    records = np.asarray(store.records)[np.random.default_rng([args.seed, 1]).permutation(store.n_entries)]
+    i, j, x = (np.ascontiguousarray(records[k]) for k in ("i", "j", "x"))
+    print(f"{args.store}: {len(i):,} entries, {store.vocab_size:,} words, dim {args.dim}, 1 thread; "
+          f"old = {args.old}, new = this checkout; load {os.getloadavg()[0]:.2f}", flush=True)
+    with tempfile.TemporaryDirectory() as work:
+        kernels = {"old": old_module(args.old, Path(work))._epoch_kernel, "new": new_glove._epoch_kernel}
+        speed = {side: [] for side in kernels}
+        costs = {side: [] for side in kernels}
+        for round_ in range(args.rounds):
+            for side, kernel in kernels.items():
+                state = new_glove.init_state(store.vocab_size, args.dim, args.seed)
+                cost, count = np.zeros(1), np.zeros(1, np.int64)
+                for iteration in range(args.iterations):
+                    order = new_glove._block_order(len(i), args.seed, iteration)
+                    started = time.perf_counter()
+                    kernel(i, j, x, order, 1, state.W, state.b, state.gW, state.gb, store.vocab_size,
+                           10.0, 0.75, 0.05, 0.05, 0.0, cost, count)
+                    seconds = time.perf_counter() - started
+                    if round_ or iteration:
+                        speed[side].append(len(i) / seconds / 1e6)
+                    if round_ == 0:
+                        costs[side].append(float(cost[0] / count[0]))
+    print("\n| kernel | M entries/s, min | median | max | mean cost per iteration |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for side, values in speed.items():
+        print(f"| {side} | {min(values):.3f} | {np.median(values):.3f} | {max(values):.3f} | "
+              f"{', '.join(f'{c:.6f}' for c in costs[side])} |")
+    print(f"\nnew / old, medians: {np.median(speed['new']) / np.median(speed['old']):.2f}x; "
+          f"load {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
