@@ -3,7 +3,7 @@ thread over the same shuffled store, and the mean cost of each iteration (the tw
 alike: the new kernel computes in float32 and prefetches, the arithmetic is glove.c's).
 
     OMP_NUM_THREADS=1 PYTHONPATH=workflow python benchmarks/glove_kernel.py \
-        --store results/default/cooc/window5.cooc [--old 4911005] [--dim 300] [--rounds 3] [--iterations 3]
+        --store results/default/cooc/window5.cooc [--old 4911005] [--dim 300] [--rounds 3] [--iterations 3] [--threads 1]
 
 Each round trains ``--iterations`` iterations from the same initial state with the old kernel,
 then with the new one (A B A B …, so a drift of the machine's speed hits both); the first
@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,12 +52,14 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="threads of both kernels (Hogwild above 1)")
     args = parser.parse_args(argv)
     store = CoocStore(args.store)
     records = np.asarray(store.records)[np.random.default_rng([args.seed, 1]).permutation(store.n_entries)]
     i, j, x = (np.ascontiguousarray(records[k]) for k in ("i", "j", "x"))
-    print(f"{args.store}: {len(i):,} entries, {store.vocab_size:,} words, dim {args.dim}, 1 thread; "
+    print(f"{args.store}: {len(i):,} entries, {store.vocab_size:,} words, dim {args.dim}, {args.threads} thread(s); "
           f"old = {args.old}, new = this checkout; load {os.getloadavg()[0]:.2f}", flush=True)
+    numba.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as work:
         kernels = {"old": old_module(args.old, Path(work))._epoch_kernel, "new": new_glove._epoch_kernel}
         speed = {side: [] for side in kernels}
@@ -64,17 +67,17 @@ def main(argv=None) -> int:
         for round_ in range(args.rounds):
             for side, kernel in kernels.items():
                 state = new_glove.init_state(store.vocab_size, args.dim, args.seed)
-                cost, count = np.zeros(1), np.zeros(1, np.int64)
+                cost, count = np.zeros(args.threads), np.zeros(args.threads, np.int64)
                 for iteration in range(args.iterations):
                     order = new_glove._block_order(len(i), args.seed, iteration)
                     started = time.perf_counter()
-                    kernel(i, j, x, order, 1, state.W, state.b, state.gW, state.gb, store.vocab_size,
+                    kernel(i, j, x, order, args.threads, state.W, state.b, state.gW, state.gb, store.vocab_size,
                            10.0, 0.75, 0.05, 0.05, 0.0, cost, count)
                     seconds = time.perf_counter() - started
                     if round_ or iteration:
                         speed[side].append(len(i) / seconds / 1e6)
                     if round_ == 0:
-                        costs[side].append(float(cost[0] / count[0]))
+                        costs[side].append(float(cost.sum() / count.sum()))
     print("\n| kernel | M entries/s, min | median | max | mean cost per iteration |")
     print("| --- | ---: | ---: | ---: | --- |")
     for side, values in speed.items():
