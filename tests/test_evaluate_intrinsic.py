@@ -277,3 +277,43 @@ def test_views_that_keep_the_same_words_are_scored_once():
     for name in ("drop", "cut2", "cased3", "cased", "mean3"):
         assert "same_view_as" not in results[name], name
     assert (results["cut2"]["vocab_size"], results["cased3"]["vocab_size"], results["cased"]["vocab_size"]) == (2, 3, 4)
+
+
+def test_a_subset_of_the_data_sets_scores_them_exactly_as_the_whole_suite(tmp_path):
+    """evaluation.scope: read gives a job only the sets its readers read; each score is the one the whole
+    suite (here: every set of the small data directory) gives, bit for bit, and the result holds nothing else."""
+    from staticvec.evaluate.intrinsic import evaluate_protocols
+
+    data = small_data_dir(tmp_path / "eval")
+    views = {"web": ("mean", True, None), "muse": ("drop", True, 5)}
+    whole = evaluate_protocols(royal_embedding(), views, ["ws353", "google", "ap", "neighbours"], data, device="cpu")
+    for subset in (["ws353"], ["ap", "google"], ["google", "neighbours"]):
+        part = evaluate_protocols(royal_embedding(), views, subset, data, device="cpu")
+        for name in views:
+            assert sorted(part[name]["results"]) == sorted(subset)
+            for key in subset:
+                assert _without_seconds(part[name]["results"][key]) == _without_seconds(whole[name]["results"][key])
+
+
+def test_a_job_without_analogy_never_imports_torch(tmp_path):
+    """Only analogy scoring runs torch: a job of similarity sets (most sweep points) skips its import."""
+    import subprocess
+    import sys
+
+    data = small_data_dir(tmp_path / "eval")
+    vectors = tmp_path / "v.bin"
+    royal_embedding().save(vectors)
+    code = ("import sys; from staticvec.cli import main; "
+            "rc = main(['evaluate', 'intrinsic', sys.argv[1], '--protocol', 'web', 'mean,lower,all', sys.argv[2], "
+            "'--data-dir', sys.argv[3], '--tasks', *sys.argv[4:], '--threads', '1', '--device', 'auto']); "
+            "print(rc, 'torch' in sys.modules)")
+    workflow = str(Path(__file__).resolve().parents[1] / "workflow")
+
+    def run(*tasks):
+        done = subprocess.run([sys.executable, "-c", code, str(vectors), str(tmp_path / "r.json"), str(data), *tasks],
+                              capture_output=True, text=True, env={**__import__("os").environ, "PYTHONPATH": workflow})
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.split()
+
+    assert run("ws353", "ap") == ["0", "False"]
+    assert run("ws353", "google") == ["0", "True"]

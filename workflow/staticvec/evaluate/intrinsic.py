@@ -201,6 +201,12 @@ def evaluate_protocols(
 
 
 
+def _uses_torch(tasks) -> bool:
+    """Whether scoring ``tasks`` runs torch (analogy scoring does; nothing else)."""
+    selection = [t for t in tasks if t != "neighbours"]
+    return any(DATASETS[name].task == "analogy" for name in (datasets_for(selection) if selection else []))
+
+
 def evaluate_to_files(
     vectors: str | os.PathLike,
     views: dict,
@@ -215,10 +221,12 @@ def evaluate_to_files(
 
     with contextlib.ExitStack() as stack:
         if threads:
-            import torch
             from threadpoolctl import threadpool_limits
 
-            torch.set_num_threads(threads)
+            if _uses_torch(settings.get("tasks", ("all",))):  # only analogy does: a job without it never imports torch
+                import torch
+
+                torch.set_num_threads(threads)
             stack.enter_context(threadpool_limits(threads))
         embeddings = Embeddings.load(vectors, fmt=fmt)
         results = evaluate_protocols(embeddings, views, **settings)
