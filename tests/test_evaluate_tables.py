@@ -226,3 +226,35 @@ def test_intrinsic_groups_cover_every_result_the_sheets_read_once():
         if match:
             wanted.setdefault(match.group(1), set()).add(match.group(2))
     assert member == wanted and {"web", "muse"} in wanted.values()
+
+
+def test_each_intrinsic_job_scores_the_sets_its_readers_read():
+    """evaluation.scope: read. A point of SemGloVe's Figure 2a (WS353S vs dimension) is scored on WS353S
+    only; a summary row on the summary's 15 columns; an embedding nobody reads, a reader naming a key
+    that is no data set, and scope: all get every set of `tasks` (None)."""
+    import shlex
+
+    from staticvec.cli import build_parser
+    from staticvec.config import load_config
+    from staticvec.dag import arguments
+    from staticvec.dag.workflow import Workflow
+
+    config = load_config(["config/config.yaml"])
+    assert config["evaluation"]["scope"] == "read"
+    w = Workflow(config)
+    assert w.figures["semglove_figure2a"]["metrics"] == ["ws353_sim"]
+    point = w.sheet.sweeps["semglove_dim"].variant_id("glove", 100)
+    assert w.intrinsic_sets(point) == ["ws353_sim"]
+    summary = w.figures_spec["summary"]["columns"]
+    assert set(summary) <= set(w.intrinsic_sets("glove")) and len(summary) == 15
+    assert w.intrinsic_sets("no-such-embedding") is None
+    # the job's command line: --tasks ws353_sim, parsed back by the CLI
+    options = arguments.multi_cli_options(config, {"web": "r.json"}, w.intrinsic_sets(point))
+    args = build_parser().parse_args(["evaluate", "intrinsic", "v.bin", *shlex.split(shlex.join(options))])
+    assert args.tasks == ["ws353_sim"]
+
+    odd = Workflow(load_config(["config/config.yaml"]))
+    odd.figures["semglove_figure2a"]["metrics"] = ["ws353_sim.unknown_field", "not_a_data_set"]
+    assert odd.intrinsic_sets(point) is None  # a key it cannot place: the whole suite, never a missing score
+    config["evaluation"]["scope"] = "all"
+    assert Workflow(config).intrinsic_sets(point) is None

@@ -55,11 +55,14 @@ def _device_option(config: dict) -> list[str]:
     return _flag_words("--device", config["device"]) if "device" in config else []
 
 
-def _shared_options(config: dict) -> list[str]:
-    """The options every protocol shares: data, tasks, and each task's method (those the config sets)."""
+def _shared_options(config: dict, tasks: list[str] | None = None) -> list[str]:
+    """The options every protocol shares: data, tasks (``tasks``, else the config's), and each task's
+    method (those the config sets)."""
     evaluation = config.get("evaluation") or {}
     options = ["--data-dir", data_dir_from_config(config)]
-    if "tasks" in evaluation:
+    if tasks is not None:
+        options += _flag_words("--tasks", list(tasks))
+    elif "tasks" in evaluation:
         options += _flag_words("--tasks", evaluation["tasks"])
     for (section, key), flag in INTRINSIC_SETTING_FLAGS.items():
         settings = evaluation.get(section) or {}
@@ -90,12 +93,13 @@ def protocol_view(config: dict, protocol: str) -> str:
     return f"{chosen['oov']},{case},{chosen.get('max_vocab') or 'all'}"
 
 
-def multi_cli_options(config: dict, outputs: dict[str, str]) -> list[str]:
-    """``staticvec evaluate intrinsic`` options scoring several protocols from one load: ``{protocol: result file}``."""
+def multi_cli_options(config: dict, outputs: dict[str, str], tasks: list[str] | None = None) -> list[str]:
+    """``staticvec evaluate intrinsic`` options scoring several protocols from one load: ``{protocol: result
+    file}``; ``tasks``: the data sets to score (default: the config's ``evaluation.tasks``)."""
     options = []
     for protocol, out in outputs.items():
         options += ["--protocol", protocol, protocol_view(config, protocol), str(out)]
-    return options + _shared_options(config)
+    return options + _shared_options(config, tasks)
 
 
 # ---------------------------------------------------------------- sentence classification (X2Static Table 4)

@@ -241,11 +241,13 @@ class RuleFunctions:
 
     def intrinsic_options(self, protocols):
         """The params function of the job scoring ``protocols`` of one embedding: every protocol's view
-        and result file (the rule's outputs, named by protocol) and the shared options."""
+        and result file (the rule's outputs, named by protocol), the data sets its readers read
+        (``Workflow.intrinsic_sets``) and the shared options."""
         protocols = tuple(protocols)
 
         def options(wildcards, output) -> str:
-            return shlex.join(arguments.multi_cli_options(self.config, {p: getattr(output, p) for p in protocols}))
+            outputs = {p: getattr(output, p) for p in protocols}
+            return shlex.join(arguments.multi_cli_options(self.config, outputs, self.W.intrinsic_sets(wildcards.emb)))
 
         return options
 

@@ -62,6 +62,7 @@ class Workflow:
         self.claims_sheet = sheets.get("claims", "config/claims.yaml")
         self._claims = None
         self._claimed = None
+        self._intrinsic_sets = None
         # which seeded embeddings train every seed: those a selected claim names (claims) or all of them
         self.seeds_for = config.get("seeds_for", "claims")
         self.seed_sweeps = bool(config.get("seed_sweeps", False))
@@ -559,6 +560,82 @@ class Workflow:
             key = tuple(sorted(protocols, key=lambda p: order.index(p) if p in order else len(order)))
             groups.setdefault(key, []).append(emb)
         return groups
+
+    def intrinsic_sets(self, emb: str) -> list[str] | None:
+        """The data sets (and ``neighbours``) an intrinsic job scores of ``emb``: under ``evaluation.scope:
+        read``, those its readers read — the summary's columns for a main embedding, each table's columns,
+        each curve's or bar chart's metrics, each claim's metric, ASE's best-layer choice — within
+        ``evaluation.tasks``; None (all
+        of ``tasks``) under ``scope: all``, for an embedding no reader reads, or where a reader names a
+        key this cannot place. Scores do not depend on which other sets a job computes."""
+        if self._intrinsic_sets is None:
+            self._intrinsic_sets = self._sets_read() if self.evaluation_scope == "read" else {}
+        return self._intrinsic_sets.get(emb)
+
+    def ids_of_result(self, path: str) -> str:
+        """The embedding id of an intrinsic result file (``{R}/eval/<id>/seed<s>/intrinsic.<protocol>.json``)."""
+        return path[len(self.results_dir) + len("/eval/"):].split("/seed")[0]
+
+    @property
+    def evaluation_scope(self) -> str:
+        return (self.config.get("evaluation") or {}).get("scope", "all")
+
+    def _sets_read(self) -> dict[str, list[str] | None]:
+        from staticvec.evaluate.datasets import DATASETS, TASKS, datasets_for
+        from staticvec.report.claims import claim_refs, expand_ref, metric_items
+        from staticvec.report.tables import table_result_ids
+
+        read: dict[str, set[str] | None] = {}
+
+        def add(embeddings, keys) -> None:
+            for emb in embeddings:
+                if read.get(emb, set()) is None:
+                    continue
+                if keys is None:
+                    read[emb] = None
+                    continue
+                read.setdefault(emb, set()).update(keys)
+
+        def data_sets(paths) -> set[str] | None:
+            """Data set keys of result paths (``ws353``, ``semeval2012.variants.web``); None: a key that is
+            neither a data set nor a task."""
+            keys = {str(path).split(".")[0] for path in paths}
+            return keys if keys <= set(DATASETS) | set(TASKS) else None
+
+        for table_id in self.selected("tables", list(self.tables)):
+            entry = self.tables[table_id]
+            if entry["source"] != "intrinsic":
+                continue
+            columns = entry.get("columns")  # a table without columns lists neighbours
+            keys = {"neighbours"} if not columns else data_sets(v for v in columns.values() if isinstance(v, str))
+            add([e for e in table_result_ids(entry, self.sheet.ids()) if e in self.sheet], keys)
+        for figure_id in self.selected("figures", list(self.figures)):
+            entry = self.figures[figure_id]
+            if entry["kind"] in ("curve", "bars"):
+                add({i for i, _ in self.figure_results(figure_id)}, data_sets(entry["metrics"]))
+        best_layer = (self.config.get("methods", {}).get("ase") or {}).get("best_layer")
+        if best_layer:  # ASE's `layer: best` is chosen on these sets of the layer sweep
+            add({self.ids_of_result(path) for _, path in self.ase_best_results()}, data_sets(best_layer["metrics"]))
+        if self.summary_targets():
+            columns = (self.figures_spec.get("summary") or {}).get("columns")
+            add([row["id"] for row in self.summary_rows()], data_sets(columns) if columns else None)
+        for claim_id in self.selected_claims():
+            claim = self.claims_spec["claims"][claim_id]
+            if claim.get("source", "intrinsic") == "intrinsic":
+                embeddings = [e for ref in claim_refs(claim) for e in expand_ref(ref, self.sheet.ids())]
+                add(embeddings, data_sets(metric_items(claim["metric"])))
+        tasks = list((self.config.get("evaluation") or {}).get("tasks") or ["all"])
+        allowed = set(datasets_for([t for t in tasks if t != "neighbours"]))
+        if "all" in tasks or "neighbours" in tasks:
+            allowed.add("neighbours")
+        order = list(DATASETS) + ["neighbours"]
+        sets = {}
+        for emb, keys in read.items():
+            if keys is not None:
+                chosen = set(datasets_for([k for k in keys if k != "neighbours"])) | (keys & {"neighbours"})
+                keys = [k for k in order if k in chosen and k in allowed]
+            sets[emb] = keys
+        return sets
 
     def classification_result(self, emb: str) -> str:
         return f"{self.results_dir}/eval/{emb}/classification.json"
