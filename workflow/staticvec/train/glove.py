@@ -224,27 +224,20 @@ def _epoch_kernel(ci, cj, cx, block_order, n_threads, W, b, gW, gb, vocab_size, 
                 fd = np.float32(fdiff)
                 s1 = np.float32(0.0)
                 s2 = np.float32(0.0)
-                if clip32 > 0.0:  # glove.c since 2020: each component clipped before the learning rate
-                    for k in range(d):
-                        g1 = min(max(fd * w2[k], -clip32), clip32) * eta
-                        g2 = min(max(fd * w1[k], -clip32), clip32) * eta
-                        upd1[k] = g1 / np.sqrt(a1[k])
-                        upd2[k] = g2 / np.sqrt(a2[k])
-                        s1 += upd1[k]
-                        s2 += upd2[k]
-                        a1[k] += g1 * g1
-                        a2[k] += g2 * g2
-                else:
-                    fd_eta = fd * eta
-                    for k in range(d):
-                        g1 = fd_eta * w2[k]
-                        g2 = fd_eta * w1[k]
-                        upd1[k] = g1 / np.sqrt(a1[k])
-                        upd2[k] = g2 / np.sqrt(a2[k])
-                        s1 += upd1[k]
-                        s2 += upd2[k]
-                        a1[k] += g1 * g1
-                        a2[k] += g2 * g2
+                for k in range(d):
+                    g1 = fd * w2[k]
+                    g2 = fd * w1[k]
+                    if clip32 > 0.0:  # glove.c since 2020: each component clipped before the learning rate
+                        g1 = min(max(g1, -clip32), clip32)
+                        g2 = min(max(g2, -clip32), clip32)
+                    g1 *= eta
+                    g2 *= eta
+                    upd1[k] = g1 / np.sqrt(a1[k])
+                    upd2[k] = g2 / np.sqrt(a2[k])
+                    s1 += upd1[k]
+                    s2 += upd2[k]
+                    a1[k] += g1 * g1
+                    a2[k] += g2 * g2
                 if math.isfinite(s1) and math.isfinite(s2):
                     for k in range(d):
                         w1[k] -= upd1[k]
