@@ -162,3 +162,13 @@ def test_evaluation_words_are_every_asked_word_once_in_first_seen_order(tmp_path
     assert ds.evaluation_words(["ws353"], tmp_path, lowercase=False) == ["King", "queen", "man", "king"]
     with pytest.raises(InputFileError, match="msr"):
         ds.evaluation_words(["msr"], tmp_path)
+
+
+def test_selected_tasks_name_data_sets_and_neighbours_apart():
+    """`neighbours` is no data set: asked alone it selects none (datasets_for of an empty list would be all)."""
+    from staticvec.evaluate.datasets import DATASETS, selected
+
+    assert selected(["neighbours"]) == ([], True)
+    assert selected(["all"]) == (list(DATASETS), True)
+    assert selected(["ws353", "neighbours", "msr"]) == (["ws353", "msr"], True)
+    assert selected(["analogy"]) == (["google", "msr"], False)

@@ -1,5 +1,5 @@
-"""Software prefetch for numba kernels that update rows picked at random (GloVe's AdaGrad loop,
-the negative-sampling core).
+"""Software prefetch for numba kernels that update rows picked at random (used by GloVe's AdaGrad
+loop; the negative-sampling core was measured bound by its projections, not by these loads).
 
 Such kernels wait on memory, not arithmetic: each GloVe entry reads and writes four rows of 300
 floats (w_i, w̃_j and their accumulators) that are rarely in cache once the vocabulary's parameters

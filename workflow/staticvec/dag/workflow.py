@@ -457,15 +457,16 @@ class Workflow:
         sweep = self.sheet.sweeps[self.config["methods"]["ase"]["best_layer"]["sweep"]]
         return self.ase_best_layer(self.spec(sweep.bases[0]).teacher)
 
+    def ase_best_layers(self) -> list[tuple[int, str]]:
+        """(layer, embedding id) of every layer of the best_layer sweep."""
+        sweep = self.sheet.sweeps[self.config["methods"]["ase"]["best_layer"]["sweep"]]
+        return [(int(value), sweep.variant_id(sweep.bases[0], value)) for value in sweep.values]
+
     def ase_best_results(self) -> list[tuple[int, str]]:
         """(layer, evaluation result) of every layer of the best_layer sweep, every seed."""
-        rule = self.config["methods"]["ase"]["best_layer"]
-        sweep = self.sheet.sweeps[rule["sweep"]]
-        out = []
-        for value in sweep.values:
-            vid = sweep.variant_id(sweep.bases[0], value)
-            out += [(int(value), self.intrinsic_result(vid, s, rule["protocol"])) for s in self.seeds(vid)]
-        return out
+        protocol = self.config["methods"]["ase"]["best_layer"]["protocol"]
+        return [(layer, self.intrinsic_result(vid, s, protocol)) for layer, vid in self.ase_best_layers()
+                for s in self.seeds(vid)]
 
     def ase_embedding_inputs(self, emb: str) -> dict:
         inputs = {"ase": self.ase_directory(emb), "vocab": self.emb_vocab(emb)}
@@ -565,23 +566,19 @@ class Workflow:
         """The data sets (and ``neighbours``) an intrinsic job scores of ``emb``: under ``evaluation.scope:
         read``, those its readers read — the summary's columns for a main embedding, each table's columns,
         each curve's or bar chart's metrics, each claim's metric, ASE's best-layer choice — within
-        ``evaluation.tasks``; None (all
-        of ``tasks``) under ``scope: all``, for an embedding no reader reads, or where a reader names a
-        key this cannot place. Scores do not depend on which other sets a job computes."""
+        ``evaluation.tasks``; None (all of ``tasks``) under ``scope: all``, for an embedding no reader
+        reads, or where a reader names a key this cannot place. Scores do not depend on which other sets
+        a job computes."""
         if self._intrinsic_sets is None:
             self._intrinsic_sets = self._sets_read() if self.evaluation_scope == "read" else {}
         return self._intrinsic_sets.get(emb)
-
-    def ids_of_result(self, path: str) -> str:
-        """The embedding id of an intrinsic result file (``{R}/eval/<id>/seed<s>/intrinsic.<protocol>.json``)."""
-        return path[len(self.results_dir) + len("/eval/"):].split("/seed")[0]
 
     @property
     def evaluation_scope(self) -> str:
         return (self.config.get("evaluation") or {}).get("scope", "all")
 
     def _sets_read(self) -> dict[str, list[str] | None]:
-        from staticvec.evaluate.datasets import DATASETS, TASKS, datasets_for
+        from staticvec.evaluate.datasets import DATASETS, TASKS, selected
         from staticvec.report.claims import claim_refs, expand_ref, metric_items
         from staticvec.report.tables import table_result_ids
 
@@ -615,7 +612,7 @@ class Workflow:
                 add({i for i, _ in self.figure_results(figure_id)}, data_sets(entry["metrics"]))
         best_layer = (self.config.get("methods", {}).get("ase") or {}).get("best_layer")
         if best_layer:  # ASE's `layer: best` is chosen on these sets of the layer sweep
-            add({self.ids_of_result(path) for _, path in self.ase_best_results()}, data_sets(best_layer["metrics"]))
+            add([vid for _, vid in self.ase_best_layers()], data_sets(best_layer["metrics"]))
         if self.summary_targets():
             columns = (self.figures_spec.get("summary") or {}).get("columns")
             add([row["id"] for row in self.summary_rows()], data_sets(columns) if columns else None)
@@ -624,18 +621,14 @@ class Workflow:
             if claim.get("source", "intrinsic") == "intrinsic":
                 embeddings = [e for ref in claim_refs(claim) for e in expand_ref(ref, self.sheet.ids())]
                 add(embeddings, data_sets(metric_items(claim["metric"])))
-        tasks = list((self.config.get("evaluation") or {}).get("tasks") or ["all"])
-        allowed = set(datasets_for([t for t in tasks if t != "neighbours"]))
-        if "all" in tasks or "neighbours" in tasks:
-            allowed.add("neighbours")
+        def with_neighbours(tasks) -> set[str]:
+            names, neighbours = selected(tasks)
+            return set(names) | ({"neighbours"} if neighbours else set())
+
+        allowed = with_neighbours((self.config.get("evaluation") or {}).get("tasks") or ["all"])
         order = list(DATASETS) + ["neighbours"]
-        sets = {}
-        for emb, keys in read.items():
-            if keys is not None:
-                chosen = set(datasets_for([k for k in keys if k != "neighbours"])) | (keys & {"neighbours"})
-                keys = [k for k in order if k in chosen and k in allowed]
-            sets[emb] = keys
-        return sets
+        return {emb: None if keys is None else [k for k in order if k in with_neighbours(keys) & allowed]
+                for emb, keys in read.items()}
 
     def classification_result(self, emb: str) -> str:
         return f"{self.results_dir}/eval/{emb}/classification.json"

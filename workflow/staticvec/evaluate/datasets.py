@@ -397,6 +397,15 @@ def datasets_for(selection) -> list[str]:
     return chosen
 
 
+def selected(tasks) -> tuple[list[str], bool]:
+    """What a ``tasks`` list asks for: its data sets (:func:`datasets_for` of the items other than
+    ``neighbours``; none when only ``neighbours`` is asked) and whether the neighbour lists are wanted
+    (``all`` or ``neighbours``)."""
+    tasks = list(tasks)
+    rest = [t for t in tasks if t != "neighbours"]
+    return (datasets_for(rest) if rest else []), ("all" in tasks or "neighbours" in tasks)
+
+
 def words_of(data) -> list[str]:
     """Every word a data set asks about (pairs, questions, SemEval prototypes and pairs, items)."""
     if isinstance(data, SimilarityData):

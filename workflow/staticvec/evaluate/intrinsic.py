@@ -36,7 +36,7 @@ from typing import Iterable
 from staticvec.embeddings import Embeddings
 from staticvec.errors import StaticvecError
 from staticvec.evaluate import analogy, categorization, relational
-from staticvec.evaluate.datasets import DATASETS, datasets_for, load_dataset
+from staticvec.evaluate.datasets import DATASETS, load_dataset, selected
 from staticvec.evaluate.lookup import OOV_POLICIES, VectorLookup
 from staticvec.evaluate.neighbours import nearest_neighbours
 from staticvec.evaluate.similarity import evaluate_similarity
@@ -105,10 +105,7 @@ def evaluate(
     on the same data directory (:func:`evaluate_protocols`)."""
     if not isinstance(embeddings, Embeddings):
         embeddings = Embeddings.load(embeddings)
-    tasks = list(tasks)
-    selection = [t for t in tasks if t != "neighbours"]
-    names = datasets_for(selection) if selection else []
-    want_neighbours = "all" in tasks or "neighbours" in tasks
+    names, want_neighbours = selected(tasks)
     if names:
         data_dir = find_data_dir(data_dir)
     lookup = VectorLookup(embeddings, oov=oov, lowercase=lowercase, max_vocab=max_vocab)
@@ -171,7 +168,7 @@ def evaluate_protocols(
     if not isinstance(embeddings, Embeddings):
         embeddings = Embeddings.load(embeddings)
     tasks = list(tasks)
-    if [t for t in tasks if t != "neighbours"]:
+    if selected(tasks)[0]:
         data_dir = find_data_dir(data_dir)
     parsed: dict = {}
     results: dict[str, dict] = {}
@@ -203,8 +200,7 @@ def evaluate_protocols(
 
 def _uses_torch(tasks) -> bool:
     """Whether scoring ``tasks`` runs torch (analogy scoring does; nothing else)."""
-    selection = [t for t in tasks if t != "neighbours"]
-    return any(DATASETS[name].task == "analogy" for name in (datasets_for(selection) if selection else []))
+    return any(DATASETS[name].task == "analogy" for name in selected(tasks)[0])
 
 
 def evaluate_to_files(
