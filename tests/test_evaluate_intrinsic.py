@@ -198,6 +198,51 @@ def test_cli_protocols_write_what_single_runs_write(tmp_path):
     assert json.loads((tmp_path / "muse.json").read_text())["vocab_size"] == 3
 
 
+def test_cli_several_vector_files_write_what_a_job_for_each_writes(tmp_path):
+    """The seeds of one embedding in one process (the workflow's intrinsic job): each file's results,
+    under each protocol, equal those of a process for that file alone and name their own file; the
+    files' scores differ, so a result written for the wrong file would be caught."""
+    data = small_data_dir(tmp_path / "eval")
+    base = royal_embedding()
+    files = []
+    for seed in (1, 2, 3):
+        noise = np.random.default_rng(seed).normal(scale=0.4, size=base.vectors.shape).astype(np.float32)
+        files.append(tmp_path / f"seed{seed}.bin")
+        Embeddings(base.words, base.vectors + noise).save(files[-1])
+    common = ["--data-dir", str(data), "--tasks", "ws353", "google", "ap", "neighbours", "--neighbours", "king",
+              "--topn", "3", "--device", "cpu", "--threads", "1"]
+    assert main(["evaluate", "intrinsic", *map(str, files),
+                 "--protocol", "web", "mean,lower,all", *(str(tmp_path / f"web{i}.json") for i in (1, 2, 3)),
+                 "--protocol", "muse", "drop,lower,3", *(str(tmp_path / f"muse{i}.json") for i in (1, 2, 3)),
+                 *common]) == 0
+    together = {}
+    for i, vectors in enumerate(files, start=1):
+        assert main(["evaluate", "intrinsic", str(vectors), "--protocol", "web", "mean,lower,all",
+                     str(tmp_path / f"alone.web{i}.json"), "--protocol", "muse", "drop,lower,3",
+                     str(tmp_path / f"alone.muse{i}.json"), *common]) == 0
+        for name in ("web", "muse"):
+            result = json.loads((tmp_path / f"{name}{i}.json").read_text())
+            assert result["vectors"] == str(vectors)
+            together[name, i] = _without_seconds(result)
+            assert together[name, i] == _without_seconds(json.loads((tmp_path / f"alone.{name}{i}.json").read_text()))
+    assert len({json.dumps(together["web", i]["results"]["neighbours"]) for i in (1, 2, 3)}) == 3
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--protocol", "web", "mean,lower,all", "x.json", "y.json"], "one OUT per vectors file (1 file), got 2 OUT"),
+    (["--protocol", "web", "mean,lower,all"], "got 0 OUT"),
+])
+def test_cli_protocol_needs_one_out_per_vector_file(tmp_path, capsys, extra, message):
+    vectors = tmp_path / "v.bin"
+    royal_embedding().save(vectors)
+    assert main(["evaluate", "intrinsic", str(vectors), "--tasks", "neighbours", *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert main(["evaluate", "intrinsic", str(vectors), str(vectors), "--tasks", "neighbours",
+                 "--out", str(tmp_path / "r.json")]) == 2
+    assert "--out names one result file, but 2 vector files" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--protocol", "web", "mean,lower", "x.json"], "expected OOV,CASE,MAX_VOCAB"),
     (["--protocol", "web", "mean,upper,all", "x.json"], "expected OOV,CASE,MAX_VOCAB"),
@@ -223,7 +268,7 @@ def test_multi_protocol_options_round_trip_through_the_cli_parser():
     config = load_config(["config/config.yaml"])
     outs = {"web": "a/intrinsic.web.json", "muse": "a/intrinsic.muse.json"}
     args = build_parser().parse_args(["evaluate", "intrinsic", "v.bin", *arguments.multi_cli_options(config, outs)])
-    views = {name: (intrinsic.parse_view(view), out) for name, view, out in args.protocol}
+    views = {name: (intrinsic.parse_view(view), out) for name, view, out in args.protocol}  # one OUT: one file
     for name, out in outs.items():
         chosen = config["evaluation"]["protocols"][name]
         assert views[name] == ((chosen["oov"], chosen["lowercase"], chosen["max_vocab"]), out)

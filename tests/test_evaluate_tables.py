@@ -201,31 +201,52 @@ def test_tagging_tables_read_the_teachers_contextual_row_when_configured():
     assert "contextual" not in dict(Workflow(config).table_results("wang_table3"))
 
 
-def test_intrinsic_groups_cover_every_result_the_sheets_read_once():
+def test_intrinsic_groups_cover_every_result_the_readers_read_once():
     """One intrinsic job per embedding: the groups hold each embedding once, and an embedding's group
-    lists exactly the protocols that the tables, figures and summary read of it (config order)."""
+    lists exactly the protocols (config order) and the seeds (the embedding's order) that the tables,
+    figures, summary, claims and ASE's best-layer choice read of it; the job's outputs are every
+    (protocol, seed) result of the group, and its options give each vector file its own result files."""
     import re
+    import shlex
 
+    from staticvec.cli import build_parser
     from staticvec.config import load_config
+    from staticvec.dag import arguments
     from staticvec.dag.workflow import Workflow
 
     w = Workflow(load_config(["config/config.yaml"]))
     groups = w.intrinsic_groups()
     member = {}
-    for protocols, embeddings in groups.items():
-        order = list(w.config["evaluation"]["protocols"])
+    order = list(w.config["evaluation"]["protocols"])
+    for (protocols, seeds), embeddings in groups.items():
         assert list(protocols) == sorted(protocols, key=order.index)
         for emb in embeddings:
             assert emb not in member, emb
-            member[emb] = set(protocols)
+            assert list(seeds) == [str(s) for s in w.seeds(emb) if str(s) in seeds]
+            member[emb] = (set(protocols), set(seeds))
     read = [p for t in w.tables for _, p in w.table_results(t)]
     read += [p for f in w.figures for _, p in w.figure_results(f)] + [p for _, p in w.summary_results()]
+    read += [p for _, p in w.claims_results()] + [p for _, p in w.ase_best_results()]
     wanted = {}
     for path in read:
-        match = re.search(r"/eval/([^/]+)/seed[^/]+/intrinsic\.([^/.]+)\.json$", path)
+        match = re.search(r"/eval/([^/]+)/seed([^/]+)/intrinsic\.([^/.]+)\.json$", path)
         if match:
-            wanted.setdefault(match.group(1), set()).add(match.group(2))
-    assert member == wanted and {"web", "muse"} in wanted.values()
+            protocols, seeds = wanted.setdefault(match.group(1), (set(), set()))
+            protocols.add(match.group(3))
+            seeds.add(match.group(2))
+    assert member == wanted
+    assert ({"web", "muse"}, {"1", "2", "3"}) in wanted.values() and ({"web"}, {"1"}) in wanted.values()
+
+    (protocols, seeds), embeddings = next((key, e) for key, e in groups.items() if len(key[0]) == 2 and len(key[1]) == 3)
+    outputs = {name: path.replace("{emb}", embeddings[0]) for name, path in w.intrinsic_outputs(protocols, seeds).items()}
+    assert sorted(outputs.values()) == sorted(w.intrinsic_result(embeddings[0], s, p) for s in seeds for p in protocols)
+    per_file = [{p: outputs[w.intrinsic_output_name(p, s)] for p in protocols} for s in seeds]
+    vectors = w.seed_embeddings(seeds, embeddings[0])
+    args = build_parser().parse_args(["evaluate", "intrinsic", *vectors,
+                                      *shlex.split(shlex.join(arguments.multi_cli_options(w.config, per_file)))])
+    assert args.vectors == vectors
+    for words in args.protocol:  # NAME VIEW, then one result file per vector file, seed by seed
+        assert words[2:] == [w.intrinsic_result(embeddings[0], s, words[0]) for s in seeds]
 
 
 def test_each_intrinsic_job_scores_the_sets_its_readers_read():

@@ -6,38 +6,39 @@
 #
 # {protocol} is an entry of config evaluation.protocols (web, muse, drop): the OOV policy, case and
 # vocabulary cut a paper's authors evaluated with; the tables sheet says which table uses which.
-# One job scores every protocol the tables, figures and summary read of an embedding (one rule per
-# set of protocols, W.intrinsic_groups: the vectors read and the data sets parsed once); the
-# per-protocol rule below makes any other result file on request.
+# One job scores every protocol the tables, figures and summary read of every seed of an embedding
+# (one rule per set of protocols and seeds, W.intrinsic_groups: the libraries imported and the data
+# sets parsed once, each seed's vectors read in turn); the per-protocol rule below makes any other
+# result file on request.
 
-for _protocols, _embeddings in W.intrinsic_groups().items():
+for (_protocols, _seeds), _embeddings in W.intrinsic_groups().items():
 
     rule:
         name:
-            W.intrinsic_rule_name(_protocols)
+            W.intrinsic_rule_name(_protocols, _seeds)
         input:
-            vectors=W.embedding("{emb}"),
+            vectors=W.seed_embeddings(_seeds),
             data=W.eval_markers(),
         output:
-            **W.intrinsic_outputs(_protocols),
+            **W.intrinsic_outputs(_protocols, _seeds),
         log:
-            P.log("evaluate_intrinsic", protocol=_protocols),
+            P.log("evaluate_intrinsic_seeds", protocol=_protocols, seeds=_seeds),
         benchmark:
-            P.benchmark("evaluate_intrinsic", protocol=_protocols)
+            P.benchmark("evaluate_intrinsic_seeds", protocol=_protocols, seeds=_seeds)
         params:
-            options=RF.intrinsic_options(_protocols),  # a function bound to this group (the loop variable is not)
+            options=RF.intrinsic_options(_protocols, _seeds),  # a function bound to this group (the loop variables are not)
         wildcard_constraints:
             emb=W.ids_alternatives(_embeddings),
         threads: 1
         resources:
             mem_mb=8000,
-            runtime=60,
+            runtime=60 * len(_seeds),
         conda:
             CPU_ENV
         shell:
             "staticvec evaluate intrinsic {input.vectors} --threads {threads} {params.options} > {log} 2>&1"
 
-    workflow.ruleorder(W.intrinsic_rule_name(_protocols), "evaluate_intrinsic")  # one job per embedding
+    workflow.ruleorder(W.intrinsic_rule_name(_protocols, _seeds), "evaluate_intrinsic")  # one job per embedding
 
 
 rule evaluate_intrinsic:

@@ -93,12 +93,15 @@ def protocol_view(config: dict, protocol: str) -> str:
     return f"{chosen['oov']},{case},{chosen.get('max_vocab') or 'all'}"
 
 
-def multi_cli_options(config: dict, outputs: dict[str, str], tasks: list[str] | None = None) -> list[str]:
+def multi_cli_options(config: dict, outputs: dict[str, str] | list[dict[str, str]],
+                      tasks: list[str] | None = None) -> list[str]:
     """``staticvec evaluate intrinsic`` options scoring several protocols from one load: ``{protocol: result
-    file}``; ``tasks``: the data sets to score (default: the config's ``evaluation.tasks``)."""
+    file}``, or a list of them, one per vector file of the job (the seeds of an embedding, in the order
+    the files are given); ``tasks``: the data sets to score (default: the config's ``evaluation.tasks``)."""
+    per_file = [outputs] if isinstance(outputs, dict) else list(outputs)
     options = []
-    for protocol, out in outputs.items():
-        options += ["--protocol", protocol, protocol_view(config, protocol), str(out)]
+    for protocol in per_file[0]:
+        options += ["--protocol", protocol, protocol_view(config, protocol), *(str(out[protocol]) for out in per_file)]
     return options + _shared_options(config, tasks)
 
 

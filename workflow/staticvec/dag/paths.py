@@ -33,7 +33,8 @@ LOG_STEMS = {
     "bert_sg_attention": "train/{emb}/seed{seed}.attention",
     "post_wordnet_lexicon": "post/wordnet-{relations}",
     "post": "post/{emb}/seed{seed}",  # retrofitting and Artetxe's transform
-    "evaluate_intrinsic": "eval/{emb}/seed{seed}/intrinsic.{protocol}",  # {protocol}: one, or a group joined by '+'
+    "evaluate_intrinsic": "eval/{emb}/seed{seed}/intrinsic.{protocol}",
+    "evaluate_intrinsic_seeds": "eval/{emb}/intrinsic.{protocol}.seed{seeds}",  # groups joined by '+': web+muse.seed1+2+3
     "classification": "eval/{emb}/classification",
     "tag": "eval/{emb}/tagging/{task}.seed{seed}",
     "tag_contextual": "eval/contextual-{teacher}/tagging/{task}.seed{seed}",
@@ -51,7 +52,7 @@ LOG_STEMS = {
 
 def fill(pattern: str, **values) -> str:
     """``pattern`` with the named wildcards replaced and every other ``{wildcard}`` left for Snakemake;
-    a tuple of values is joined by '+' (the protocols one intrinsic job scores)."""
+    a tuple of values is joined by '+' (the protocols and seeds one intrinsic job scores)."""
     for name, value in values.items():
         pattern = pattern.replace("{" + name + "}", "+".join(value) if isinstance(value, (tuple, list)) else str(value))
     return pattern

@@ -239,14 +239,14 @@ class RuleFunctions:
     def classification_threads(self) -> int:
         return self.config["classification"].get("threads", 1)
 
-    def intrinsic_options(self, protocols):
-        """The params function of the job scoring ``protocols`` of one embedding: every protocol's view
-        and result file (the rule's outputs, named by protocol), the data sets its readers read
-        (``Workflow.intrinsic_sets``) and the shared options."""
-        protocols = tuple(protocols)
+    def intrinsic_options(self, protocols, seeds):
+        """The params function of the job scoring ``protocols`` of the ``seeds`` of one embedding: every
+        protocol's view and its result file per seed (the rule's outputs, in the order of the vector
+        files), the data sets its readers read (``Workflow.intrinsic_sets``) and the shared options."""
+        protocols, seeds = tuple(protocols), tuple(seeds)
 
         def options(wildcards, output) -> str:
-            outputs = {p: getattr(output, p) for p in protocols}
+            outputs = [{p: getattr(output, self.W.intrinsic_output_name(p, s)) for p in protocols} for s in seeds]
             return shlex.join(arguments.multi_cli_options(self.config, outputs, self.W.intrinsic_sets(wildcards.emb)))
 
         return options

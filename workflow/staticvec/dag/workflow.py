@@ -524,13 +524,22 @@ class Workflow:
     def intrinsic_result(self, emb: str, seed="{seed}", protocol="{protocol}") -> str:
         return f"{self.results_dir}/eval/{emb}/seed{seed}/intrinsic.{protocol}.json"
 
-    def intrinsic_outputs(self, protocols: tuple[str, ...]) -> dict[str, str]:
-        """The result files of one job scoring ``protocols`` of an embedding, named by protocol."""
-        return {p: self.intrinsic_result("{emb}", protocol=p) for p in protocols}
+    def seed_embeddings(self, seeds, emb: str = "{emb}") -> list[str]:
+        """The vector files of ``seeds`` of an embedding, in that order (one intrinsic job reads them all)."""
+        return [self.embedding(emb, s) for s in seeds]
+
+    def intrinsic_outputs(self, protocols: tuple[str, ...], seeds: tuple[str, ...]) -> dict[str, str]:
+        """The result files of one job scoring ``protocols`` of the ``seeds`` of an embedding, named
+        ``PROTOCOL_seedS``."""
+        return {self.intrinsic_output_name(p, s): self.intrinsic_result("{emb}", s, p) for s in seeds for p in protocols}
 
     @staticmethod
-    def intrinsic_rule_name(protocols: tuple[str, ...]) -> str:
-        return "evaluate_intrinsic_" + "_".join(protocols)
+    def intrinsic_output_name(protocol: str, seed: str) -> str:
+        return f"{protocol}_seed{seed}"
+
+    @staticmethod
+    def intrinsic_rule_name(protocols: tuple[str, ...], seeds: tuple[str, ...]) -> str:
+        return "evaluate_intrinsic_" + "_".join(protocols) + "_seed" + "_".join(seeds)
 
     @staticmethod
     def ids_alternatives(ids) -> str:
@@ -540,25 +549,34 @@ class Workflow:
     def protocols_regex(self) -> str:
         return alternatives(self.config["evaluation"]["protocols"])
 
-    def intrinsic_groups(self) -> dict[tuple[str, ...], list[str]]:
-        """Embeddings grouped by the protocols the chosen tables, figures and summary read of them
-        (config order): one evaluation job scores all protocols of an embedding from one load."""
+    def intrinsic_groups(self) -> dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]]:
+        """Embeddings grouped by the protocols (config order) and the seeds (the embedding's order) the
+        chosen tables, figures, summary and claims and ASE's best-layer choice read of them (the readers
+        of ``intrinsic_sets``): one evaluation job scores all those protocols
+        of all those seeds of an embedding, importing its libraries and parsing the data sets once."""
         import re
 
-        wanted: dict[str, set[str]] = {}
+        wanted: dict[str, tuple[set[str], set[str]]] = {}
         results = [r for t in self.selected("tables", list(self.tables)) for r in self.table_results(t)]
         results += [r for f in self.selected("figures", list(self.figures)) for r in self.figure_results(f)]
         if self.summary_targets():
             results += self.summary_results()
-        pattern = re.compile(rf"^{re.escape(self.results_dir)}/eval/([^/]+)/seed[^/]+/intrinsic\.([^/.]+)\.json$")
+        results += self.claims_results()
+        if (self.config.get("methods", {}).get("ase") or {}).get("best_layer"):
+            results += self.ase_best_results()
+        pattern = re.compile(rf"^{re.escape(self.results_dir)}/eval/([^/]+)/seed([^/]+)/intrinsic\.([^/.]+)\.json$")
         for _, path in results:
             match = pattern.match(path)
             if match:
-                wanted.setdefault(match.group(1), set()).add(match.group(2))
+                protocols, seeds = wanted.setdefault(match.group(1), (set(), set()))
+                seeds.add(match.group(2))
+                protocols.add(match.group(3))
         order = list((self.config.get("evaluation") or {}).get("protocols", {}))
-        groups: dict[tuple[str, ...], list[str]] = {}
-        for emb, protocols in wanted.items():
-            key = tuple(sorted(protocols, key=lambda p: order.index(p) if p in order else len(order)))
+        groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
+        for emb, (protocols, seeds) in wanted.items():
+            seed_order = [str(s) for s in self.seeds(emb)]
+            key = (tuple(sorted(protocols, key=lambda p: order.index(p) if p in order else len(order))),
+                   tuple(sorted(seeds, key=lambda s: seed_order.index(s) if s in seed_order else len(seed_order))))
             groups.setdefault(key, []).append(emb)
         return groups
 

@@ -51,12 +51,14 @@ def _register_intrinsic(sub) -> None:
         help="intrinsic evaluation (similarity, analogy, SemEval-2012, categorization, neighbours) to JSON",
         description="Evaluate a word-embedding file on the intrinsic tasks of the four papers.",
     )
-    p.add_argument("vectors", help="word2vec text (.txt/.vec[.gz]) or binary (.bin) file, or the project's .npy")
+    p.add_argument("vectors", nargs="+",
+                   help="word2vec text (.txt/.vec[.gz]) or binary (.bin) file, or the project's .npy; several files "
+                        "(the seeds of one embedding) are scored in turn by one process, with --protocol")
     add_out_arg(p, required=False, help="RESULT.json to write (atomically); or --protocol, repeated")
-    p.add_argument("--protocol", nargs=3, action="append", metavar=("NAME", "VIEW", "OUT"),
+    p.add_argument("--protocol", nargs="+", action="append", metavar="NAME VIEW OUT",
                    help="score protocol NAME with VIEW = OOV,CASE,MAX_VOCAB (e.g. mean,lower,all or drop,lower,200000) "
-                        "into OUT; repeat it to score several protocols from one load of the vectors (instead of "
-                        "--out, --oov, --no-lowercase and --max-vocab)")
+                        "into OUT (one OUT per vectors file, in their order); repeat it to score several protocols "
+                        "from one load of the vectors (instead of --out, --oov, --no-lowercase and --max-vocab)")
     add_format_arg(p)
     p.add_argument("--data-dir", help=f"evaluation data directory (default: first of {', '.join(DEFAULT_DATA_DIRS)})")
     p.add_argument("--oov", choices=OOV_POLICIES, default=None,
@@ -98,16 +100,24 @@ def _intrinsic(args) -> int:
                                           ("--max-vocab", args.max_vocab)) if value is not None]
         if given:
             raise StaticvecError(f"--protocol sets the output and the view; drop {', '.join(given)}")
-        names = [name for name, _, _ in args.protocol]
+        files = len(args.vectors)
+        for words in args.protocol:
+            if len(words) != 2 + files:
+                raise StaticvecError(f"--protocol {' '.join(words)}: expected NAME VIEW and one OUT per vectors file "
+                                     f"({files} file{'s' if files > 1 else ''}), got {len(words) - 2} OUT")
+        names = [words[0] for words in args.protocol]
         if len(set(names)) != len(names):
             raise StaticvecError(f"--protocol names repeat: {' '.join(names)}")
-        views = {name: parse_view(view) for name, view, _ in args.protocol}
-        outs = {name: out for name, _, out in args.protocol}
+        views = {name: parse_view(view) for name, view, *_ in args.protocol}
+        outs = [{words[0]: words[2 + i] for words in args.protocol} for i in range(files)]
     elif args.out is None:
         raise StaticvecError("give --out RESULT.json, or --protocol NAME VIEW OUT")
+    elif len(args.vectors) > 1:
+        raise StaticvecError(f"--out names one result file, but {len(args.vectors)} vector files are given: "
+                             "use --protocol NAME VIEW OUT... (one OUT per file)")
     else:
         views = {None: (args.oov or "drop", True if args.lowercase is None else args.lowercase, args.max_vocab)}
-        outs = {None: args.out}
+        outs = [{None: args.out}]
     evaluate_to_files(
         args.vectors, views, outs, fmt=args.format, threads=args.threads,
         tasks=args.tasks,

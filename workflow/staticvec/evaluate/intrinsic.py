@@ -21,6 +21,10 @@ Command line::
 
     staticvec evaluate intrinsic VECTORS --out RESULT.json [--data-dir DIR] [--oov drop|mean]
                        [--tasks all|similarity|analogy|...|ws353 ...] [--no-lowercase] [--max-vocab N]
+    staticvec evaluate intrinsic VECTORS [VECTORS ...] --protocol NAME OOV,CASE,MAX_VOCAB OUT [OUT ...] ...
+
+(the second form: several protocols, and one result file per protocol and vector file; the workflow
+scores every protocol of all the seeds of an embedding in one job).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from staticvec.embeddings import Embeddings
 from staticvec.errors import StaticvecError
@@ -155,12 +159,14 @@ def evaluate_protocols(
     views: dict[str, tuple[str, bool, int | None]],
     tasks: Iterable[str] = ("all",),
     data_dir: str | os.PathLike | None = None,
+    parsed: dict | None = None,
     **settings,
 ) -> dict[str, dict]:
     """Score several protocols of one embedding from one load: ``{name: (oov, lowercase, max_vocab)}``
     → ``{name: result}``, each result exactly what :func:`evaluate` returns for that protocol alone.
 
-    The vectors are read once and the data sets parsed once. Two protocols whose views coincide
+    The vectors are read once and the data sets parsed once (``parsed``: a cache of parsed data
+    sets to share with other calls on the same data directory). Two protocols whose views coincide
     on this embedding (same OOV policy and case, and vocabulary cuts that keep the same rows, e.g.
     MUSE's 200,000 words and no cut on a 50,000-word embedding) are scored once; the second
     result is a copy that keeps its own ``max_vocab`` and names the first under ``same_view_as``.
@@ -170,7 +176,7 @@ def evaluate_protocols(
     tasks = list(tasks)
     if selected(tasks)[0]:
         data_dir = find_data_dir(data_dir)
-    parsed: dict = {}
+    parsed = {} if parsed is None else parsed
     results: dict[str, dict] = {}
     scored: dict[tuple, str] = {}
     distinct: dict[bool, int] = {}  # words of the view before the cut: case-folded ones counted once
@@ -204,17 +210,29 @@ def _uses_torch(tasks) -> bool:
 
 
 def evaluate_to_files(
-    vectors: str | os.PathLike,
+    vectors: str | os.PathLike | Sequence[str | os.PathLike],
     views: dict,
-    outs: dict,
+    outs: dict | Sequence[dict],
     fmt: str | None = None,
     threads: int | None = None,
     **settings,
-) -> dict:
-    """Load ``vectors`` once, score each protocol of ``views`` (:func:`evaluate_protocols`) and write
-    each result, with the vector file's name, to ``outs[protocol]``; ``threads`` caps BLAS and torch."""
+) -> list[dict]:
+    """Score each protocol of ``views`` (:func:`evaluate_protocols`) of each vector file and write
+    each result, with the file's name, to ``outs[protocol]``; ``threads`` caps BLAS and torch.
+
+    ``vectors`` is one file, or several (the seeds of one embedding) with ``outs`` a list of
+    ``{protocol: result file}`` in the same order: one process then imports the libraries and parses
+    the data sets once for all of them (the import alone, torch and scikit-learn, is ~3 s a job),
+    and each file's results are exactly those of a job of its own. Each file is read and scored in
+    turn; its results are written before the next file is read. Returns the results, file by file."""
     from staticvec.files import write_json
 
+    files = [vectors] if isinstance(vectors, (str, os.PathLike)) else list(vectors)
+    outs = [outs] if isinstance(outs, dict) else list(outs)
+    if len(files) != len(outs):
+        raise StaticvecError(f"{len(files)} vector files but {len(outs)} sets of result files: one set per file")
+    parsed: dict = {}
+    done = []
     with contextlib.ExitStack() as stack:
         if threads:
             from threadpoolctl import threadpool_limits
@@ -224,9 +242,11 @@ def evaluate_to_files(
 
                 torch.set_num_threads(threads)
             stack.enter_context(threadpool_limits(threads))
-        embeddings = Embeddings.load(vectors, fmt=fmt)
-        results = evaluate_protocols(embeddings, views, **settings)
-    for name, result in results.items():
-        write_json(outs[name], {"vectors": str(vectors), **result})
-        log.info("wrote %s (%.1fs)", outs[name], result["seconds"])
-    return results
+        for path, out in zip(files, outs):
+            embeddings = Embeddings.load(path, fmt=fmt)
+            results = evaluate_protocols(embeddings, views, parsed=parsed, **settings)
+            for name, result in results.items():
+                write_json(out[name], {"vectors": str(path), **result})
+                log.info("wrote %s (%.1fs)", out[name], result["seconds"])
+            done.append(results)
+    return done
