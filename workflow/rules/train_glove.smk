@@ -31,3 +31,30 @@ rule train_glove:
         "staticvec train glove --cooc {input.cooc} --vocab {input.vocab} {params.vocab} {params.method_params}"
         " --seed {wildcards.seed} --threads {threads} --device {params.device}"
         " --checkpoint {params.checkpoint} --out {output.vectors} --record {output.record} > {log} 2>&1"
+
+
+# A sweep point whose settings are its base's (SemGloVe Figure 2's 300-d, x_max 10 and whole-corpus
+# points on the main rows: W.same_run) is that run: its vectors and record are copied, not trained again.
+rule same_run:
+    input:
+        unpack(RF.same_run_inputs),
+    output:
+        vectors=W.embedding("{emb}"),
+        record=W.embedding_record("{emb}"),
+    params:
+        base=RF.same_run_base,
+    log:
+        P.log("same_run"),
+    benchmark:
+        P.benchmark("same_run")
+    wildcard_constraints:
+        emb=W.same_run_ids(),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        CPU_ENV
+    shell:
+        "staticvec train same-run --from-vectors {input.vectors} --from-record {input.record} --base {params.base}"
+        " --seed {wildcards.seed} --out {output.vectors} --record {output.record} > {log} 2>&1"

@@ -186,6 +186,13 @@ class RuleFunctions:
         """The entry's `staticvec train` command (the method registry's)."""
         return REGISTRY[self.W.spec(wildcards.emb).method].command
 
+    def same_run_inputs(self, wildcards) -> dict[str, str]:
+        """The base run a sweep point repeats (``Workflow.same_run``): its vectors and record."""
+        return self.W.same_run_inputs(wildcards.emb, wildcards.seed)
+
+    def same_run_base(self, wildcards) -> str:
+        return self.W.same_run(wildcards.emb)
+
     def method_params(self, wildcards) -> str:
         """``--params JSON``: the entry's resolved row less its method's workflow keys (the trainer builds
         its dataclass from it; a key left out takes the dataclass's default)."""

@@ -364,10 +364,47 @@ class Workflow:
 
     def rule_ids(self, rule: str) -> str:
         """Wildcard constraint of a rule that builds embeddings: the sheet ids of the methods the
-        registry (staticvec.methods) assigns to it."""
+        registry (staticvec.methods) assigns to it, less the sweep points that repeat their base's run
+        (``same_run``: the ``same_run`` rule copies those)."""
         from staticvec.methods import methods_of_rule
 
-        return self.ids_regex(*methods_of_rule(rule))
+        return alternatives([e for m in methods_of_rule(rule) for e in self.sheet.ids(m) if self.same_run(e) is None])
+
+    # the rules whose job writes an embedding's vectors and training record and nothing else a reader
+    # asks for: a sweep point repeating its base's run can be a copy of that run's two files
+    RULES_COPYABLE = ("train_glove",)
+
+    def same_run(self, emb: str) -> str | None:
+        """The base whose run a sweep point repeats, or None. A point is its base's run when its resolved
+        entry — method, parameters (``params``), corpus fraction, teacher, what it post-processes — equals the base's
+        and the base trains every seed the point needs (its first: a sweep trains one seed unless
+        ``seed_sweeps``), so training it again would only spend the job's time on the same vectors
+        (deterministic methods) or on another draw of the same run. The default's SemGloVe Figure 2
+        sweeps hold three per base: 300-d, x_max 10 and the whole corpus (x_max 10) are the main row's
+        settings. Only for methods whose rule writes nothing else (``RULES_COPYABLE``)."""
+        from staticvec.methods import REGISTRY
+
+        spec = self.spec(emb)
+        if spec.sweep is None or REGISTRY[spec.method].rule not in self.RULES_COPYABLE:
+            return None
+        for base in self.sheet.sweeps[spec.sweep].bases:
+            if not emb.startswith(base + "~") or base not in self.sheet:
+                continue
+            other = self.spec(base)
+            same = (spec.method, self.params(emb), spec.fraction, spec.teacher, spec.base) == \
+                (other.method, self.params(base), other.fraction, other.teacher, other.base)
+            if same and set(self.seeds(emb)) <= set(self.seeds(base)):
+                return base
+        return None
+
+    def same_run_ids(self) -> str:
+        """Wildcard constraint of the ``same_run`` rule: the sweep points that repeat their base's run."""
+        return alternatives([e for e in self.sheet.ids() if self.same_run(e) is not None])
+
+    def same_run_inputs(self, emb: str, seed) -> dict[str, str]:
+        """The base run's vectors and training record that a sweep point ``same_run`` copies."""
+        base = self.same_run(emb)
+        return {"vectors": self.embedding(base, seed), "record": self.embedding_record(base, seed)}
 
     def emb_shard_ids(self, emb: str) -> list[str]:
         """The corpus shards an embedding is trained on (its fraction of the corpus)."""

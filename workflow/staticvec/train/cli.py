@@ -52,6 +52,7 @@ def register(subparsers) -> None:
     _register_gensim(sub)
     _register_model2vec(sub)
     _register_students(sub)
+    _register_same_run(sub)
 
 
 def _register_glove(sub) -> None:
@@ -168,6 +169,41 @@ def _register_students(sub) -> None:
 
 
 # ---------------------------------------------------------------- shared arguments
+
+
+def _register_same_run(sub) -> None:
+    p = sub.add_parser("same-run", help="a sweep point whose settings are its base's: that run's files, copied",
+                       description="Write the vectors and training record of a run already trained under another "
+                                   "id (the workflow's sweep points whose settings equal their base's), with the "
+                                   "record naming the run it repeats.")
+    p.add_argument("--from-vectors", required=True, help="the base run's vectors")
+    p.add_argument("--from-record", required=True, help="the base run's training record (JSON)")
+    p.add_argument("--base", required=True, help="the base run's embedding id (written in the record)")
+    add_seed_arg(p, default=1, help="the base run's seed (written in the record)")
+    _output_args(p)
+    p.set_defaults(handler=_same_run)
+
+
+def _same_run(args) -> int:
+    import shutil
+
+    from staticvec.errors import InputFileError
+    from staticvec.files import atomic_path, read_json, sha256_of, write_json
+
+    source = Path(args.from_vectors)
+    for path in (source, Path(args.from_record)):
+        if not path.is_file():
+            raise InputFileError(path, "no such file (the base run's output)")
+    record = read_json(args.from_record)
+    if not isinstance(record, dict):
+        raise InputFileError(args.from_record, "not a training record (a JSON object)")
+    with atomic_path(args.out) as tmp:
+        shutil.copyfile(source, tmp)
+    record["same_run_as"] = {"embedding": args.base, "seed": args.seed, "vectors": str(source),
+                             "sha256": sha256_of(args.out)}
+    write_json(_record_path(args), record)
+    log.info("%s: the run of %s seed %d (%s), copied", args.out, args.base, args.seed, source)
+    return 0
 
 
 def _output_args(p) -> None:
