@@ -30,12 +30,13 @@ def test_exactly_the_points_with_the_base_settings_are_copies(default_config):
                 vid = sweep.variant_id(base, value)
                 point, main_row = w.spec(vid), w.spec(base)
                 fields = lambda s: (s.method, s.params, s.fraction, s.teacher, s.base)  # noqa: E731
-                if fields(point) == fields(main_row) and point.method in ("glove", "semglove"):
+                copyable = point.method in ("glove", "semglove", "x2static", "c2v")  # train_glove's and train_student's
+                if fields(point) == fields(main_row) and copyable and w.dev_curve_args(vid) == w.dev_curve_args(base):
                     expected[vid] = base
     found = {e: w.same_run(e) for e in w.sheet.ids() if w.same_run(e) is not None}
     assert found == expected
     assert set(found) == {f"{b}~{p}" for b in ("glove", "semglove_sd", "semglove_md")
-                          for p in ("dim300", "xmax10", "fraction1")}
+                          for p in ("dim300", "xmax10", "fraction1")} | {"x2static_para~fraction1"}
     assert w.same_run("glove") is None and w.same_run("glove~dim200") is None and w.same_run("glove~xmax100") is None
 
 
@@ -59,6 +60,10 @@ def test_a_point_is_trained_where_the_base_does_not_train_its_seeds_or_the_setti
     trains = w.seeds
     w.seeds = lambda emb: [1, 2] if emb == "glove~dim300" else ([1] if emb == "glove" else trains(emb))
     assert w.same_run("glove~dim300") is None  # seed 2 of the point: a run the base does not make
+    w = Workflow(copy.deepcopy(default_config))
+    assert w.same_run("x2static_para~fraction1") == "x2static_para"
+    w.dev_curve_args = lambda emb: "--dev-set ws353.txt" if emb == "x2static_para" else ""
+    assert w.same_run("x2static_para~fraction1") is None  # the base's job also records a development curve
     config = copy.deepcopy(default_config)
     config["methods"]["glove"]["x_max"] = 100  # the main GloVe row at x_max 100: its x_max sweep's 100 is the copy,
     w = Workflow(config)                        # 10 is trained, and so is the whole-corpus point (x_max 10, linked)

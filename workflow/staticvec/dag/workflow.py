@@ -371,8 +371,9 @@ class Workflow:
         return alternatives([e for m in methods_of_rule(rule) for e in self.sheet.ids(m) if self.same_run(e) is None])
 
     # the rules whose job writes an embedding's vectors and training record and nothing else a reader
-    # asks for: a sweep point repeating its base's run can be a copy of that run's two files
-    RULES_COPYABLE = ("train_glove",)
+    # asks for, deterministically for a seed (and thread count): a sweep point repeating its base's run
+    # can be a copy of that run's two files
+    RULES_COPYABLE = ("train_glove", "train_student")
 
     def same_run(self, emb: str) -> str | None:
         """The base whose run a sweep point repeats, or None. A point is its base's run when its resolved
@@ -381,7 +382,8 @@ class Workflow:
         ``seed_sweeps``), so training it again would only spend the job's time on the same vectors
         (deterministic methods) or on another draw of the same run. The default's SemGloVe Figure 2
         sweeps hold three per base: 300-d, x_max 10 and the whole corpus (x_max 10) are the main row's
-        settings. Only for methods whose rule writes nothing else (``RULES_COPYABLE``)."""
+        settings; X2Static Figure 1's whole corpus is X2Static_para. Only for methods whose rule writes
+        nothing else (``RULES_COPYABLE``), and where a student's development curve is the same too."""
         from staticvec.methods import REGISTRY
 
         spec = self.spec(emb)
@@ -391,8 +393,8 @@ class Workflow:
             if not emb.startswith(base + "~") or base not in self.sheet:
                 continue
             other = self.spec(base)
-            same = (spec.method, self.params(emb), spec.fraction, spec.teacher, spec.base) == \
-                (other.method, self.params(base), other.fraction, other.teacher, other.base)
+            same = (spec.method, self.params(emb), spec.fraction, spec.teacher, spec.base, self.dev_curve_args(emb)) == \
+                (other.method, self.params(base), other.fraction, other.teacher, other.base, self.dev_curve_args(base))
             if same and set(self.seeds(emb)) <= set(self.seeds(base)):
                 return base
         return None
