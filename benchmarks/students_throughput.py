@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -128,15 +129,38 @@ def worker(args) -> None:
                       "engine": rec.get("engine", "autograd")}))
 
 
-def run_one(code: str, spec: str, threads: int, args) -> dict:
+def features_for(code: str, features: list[str], tmp: str) -> list[str]:
+    """The feature directories as the code at ``code`` reads them: where its store format is older than
+    a directory's (fd12b22 reads format 1; format 2 differs only in the ASE sums, which no student
+    reads), a view of it — links to its files, the sidecar's format number set to the old one."""
+    import re
+
+    found = re.search(r"^FORMAT_VERSION = (\d+)", Path(code, "staticvec/teacher/store.py").read_text(), re.M)
+    views = []
+    for i, directory in enumerate(features):
+        meta = json.loads(Path(directory, "features.json").read_text())
+        if found is None or meta.get("format") == int(found.group(1)):
+            views.append(directory)
+            continue
+        view = Path(tmp, f"features-{i}")
+        view.mkdir(exist_ok=True)
+        for item in Path(directory).iterdir():
+            if item.name != "features.json" and not (view / item.name).exists():
+                (view / item.name).symlink_to(item.resolve())
+        (view / "features.json").write_text(json.dumps({**meta, "format": int(found.group(1))}))
+        views.append(str(view))
+    return views
+
+
+def run_one(code: str, spec: str, threads: int, args, features: list[str]) -> dict:
     env = {**os.environ, "PYTHONPATH": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1"}
     env.setdefault("NUMBA_CACHE_DIR", os.path.join(tempfile.gettempdir(), "staticvec-numba-cache"))
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--methods", spec, "--threads", str(threads),
            "--batch", str(args.batch[0]), "--blocks", str(args.blocks), "--dim", str(args.dim),
            "--vocab-size", str(args.vocab_size)]
-    if args.features:
-        cmd += ["--features", *args.features, "--vocab", args.vocab]
+    if features:
+        cmd += ["--features", *features, "--vocab", args.vocab]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode:
         sys.stderr.write(out.stderr[-3000:])
@@ -182,7 +206,7 @@ def main():
                [("new", new_code, t) for t in args.threads]
         one_thread = None
         for name, code, threads in runs:
-            r = run_one(code, spec, threads, args)
+            r = run_one(code, spec, threads, args, features_for(code, args.features, tmp) if args.features else [])
             if not r:
                 print(f"{spec:<18} {name:<4} {threads:>3} failed")
                 continue
