@@ -358,10 +358,6 @@ class Workflow:
     def embedding_record(self, emb: str, seed="{seed}") -> str:
         return f"{self.results_dir}/embeddings/{emb}/seed{seed}/vectors.json"
 
-    def ids_regex(self, *methods: str) -> str:
-        """Wildcard constraint matching exactly the sheet ids of the given methods."""
-        return alternatives([e for m in methods for e in self.sheet.ids(m)])
-
     def rule_ids(self, rule: str) -> str:
         """Wildcard constraint of a rule that builds embeddings: the sheet ids of the methods the
         registry (staticvec.methods) assigns to it, less the sweep points that repeat their base's run
