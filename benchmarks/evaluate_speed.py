@@ -5,10 +5,11 @@
 The jobs come from this checkout's planning layer (``W.intrinsic_groups``: per embedding, the protocols
 and seeds its readers read; ``W.intrinsic_sets``: the data sets). Each ``--old`` commit (``git archive``
 into a temporary directory) runs the same results as its own workflow ran them: one process per seed
-and protocol (before issue 15's one-load jobs, e.g. fd12b22), or one per seed for all protocols; every
-data set (before ``evaluation.scope``, e.g. 4911005) or the sets read. This checkout runs one process per
-embedding for all its seeds and protocols. Groups of the same protocols, seed count and sets cost the
-same, so one of each kind is run, each side in fresh processes on one thread as a workflow job
+and protocol (before issue 15's one-load jobs, e.g. fd12b22), one per seed for all protocols (to
+6f5bba4), or one per embedding for all its seeds and protocols (3f0f768 on); every data set (before
+``evaluation.scope``, e.g. 4911005) or the sets read. This checkout runs one process per embedding.
+Groups of the same protocols, seed count and sets cost the same, so one of each kind is run, each
+side in fresh processes on one thread as a workflow job
 (``staticvec evaluate intrinsic``), on the default run's vocabulary with random 300-d vectors (one
 file per seed; evaluation cost depends on the vocabulary, not on the training), and multiplied by its
 number of embeddings. Every score the new results hold must equal the old ones to the last bit (the
@@ -68,6 +69,7 @@ def unpack(commit: str, into: Path) -> dict:
     return {"path": into / "workflow",
             "one_load": '"--protocol"' in "".join(p.read_text() for p in code.rglob("*.py")),
             "scoped": "def intrinsic_sets" in text("dag/workflow.py"),
+            "seeds_together": 'add_argument("vectors", nargs="+"' in text("evaluate/cli.py"),
             "command": ["evaluate", "intrinsic"] if '"intrinsic"' in text("evaluate/cli.py") else ["evaluate"]}
 
 
@@ -117,7 +119,11 @@ def main() -> None:
                     tree = old[side]
                     tasks = (list(sets) if sets is not None else None) if tree["scoped"] else ["all"]
                     cmds = []
-                    for i, v in enumerate(vectors):
+                    if tree["seeds_together"]:  # one process for the embedding's seeds (3f0f768 on)
+                        per_file = [{p: out(p, i) for p in protocols} for i in range(n_seeds)]
+                        cmds.append([*tree["command"], *map(str, vectors),
+                                     *arguments.multi_cli_options(w.config, per_file, tasks)])
+                    for i, v in enumerate(vectors if not tree["seeds_together"] else []):
                         if tree["one_load"]:
                             cmds.append([*tree["command"], str(v),
                                          *arguments.multi_cli_options(w.config, {p: out(p, i) for p in protocols}, tasks)])

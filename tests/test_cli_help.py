@@ -24,3 +24,32 @@ def test_every_option_has_help_text():
             if not (action.help and action.help.strip()) or action.help == argparse.SUPPRESS:
                 undocumented.append(f"{' '.join(path)} {'/'.join(action.option_strings)}")
     assert not undocumented, "options without help text:\n" + "\n".join(undocumented)
+
+
+def test_a_stage_command_line_builds_that_stage_as_the_whole_parser_does():
+    """build_parser(argv) registers only the stage argv names: every command of that stage, with the
+    same options and help as in the whole parser; no stage word (or config/resources) gives them all."""
+    from staticvec.cli import COMMAND_MODULES
+
+    whole = dict(_commands(build_parser()))
+    stages = [name.split(".")[1] for name in COMMAND_MODULES]
+    for stage in stages:
+        one = dict(_commands(build_parser(["-v", stage, "--some-flag"])))
+        mine = {path: p for path, p in one.items() if len(path) > 1 and path[1] == stage}
+        assert mine and {path: p.format_help() for path, p in mine.items()} == \
+            {path: p.format_help() for path, p in whole.items() if len(path) > 1 and path[1] == stage}
+        assert {path[1] for path in one if len(path) > 1} == {"config", "resources", stage}
+    for argv in ([], ["--version"], ["config", "x.yaml"], ["no-such-stage"]):
+        assert {path[1] for path, _ in _commands(build_parser(argv)) if len(path) > 1} == {"config", "resources", *stages}
+
+
+def test_an_evaluation_job_imports_neither_numba_nor_the_other_stages():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom staticvec.cli import build_parser\n"
+            "args = build_parser(sys.argv[1:]).parse_args(sys.argv[1:])\n"
+            "print(args.handler.__module__, sorted(m for m in sys.modules if m == 'numba' or m.startswith('staticvec.train')))")
+    out = subprocess.run([sys.executable, "-c", code, "evaluate", "intrinsic", "v.bin", "--out", "r.json"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "staticvec.evaluate.cli []"

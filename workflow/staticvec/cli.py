@@ -31,7 +31,10 @@ COMMAND_MODULES = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given the words of one (``argv``) whose first word names a stage, only
+    that stage's commands are registered: a workflow job then imports its own stage's modules, not
+    every stage's (the train commands' parameter classes alone bring numba, ~0.2 s a job)."""
     parser = argparse.ArgumentParser(
         prog="staticvec",
         description="Static word embeddings distilled from contextual language models.",
@@ -41,9 +44,18 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _register_config(subparsers)
     _register_resources(subparsers)
-    for name in COMMAND_MODULES:
+    stage = _stage_module(argv or [])
+    for name in [stage] if stage else COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
     return parser
+
+
+def _stage_module(argv: list[str]) -> str | None:
+    """The stage module (``staticvec.<stage>.cli``, which registers the group ``<stage>``) that the
+    command line's first word names; None for ``config``, ``resources``, no word or an unknown one."""
+    words = [word for word in argv if not word.startswith("-")]  # the top-level flags take no value
+    module = f"staticvec.{words[0]}.cli" if words else None
+    return module if module in COMMAND_MODULES else None
 
 
 # ---------------------------------------------------------------- staticvec config
@@ -119,7 +131,8 @@ def _resources_list(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
