@@ -44,18 +44,23 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _register_config(subparsers)
     _register_resources(subparsers)
-    stage = _stage_module(argv or [])
-    for name in [stage] if stage else COMMAND_MODULES:
+    for name in _stage_modules(argv or []):
         importlib.import_module(name).register(subparsers)
     return parser
 
 
-def _stage_module(argv: list[str]) -> str | None:
-    """The stage module (``staticvec.<stage>.cli``, which registers the group ``<stage>``) that the
-    command line's first word names; None for ``config``, ``resources``, no word or an unknown one."""
+TOP_LEVEL_COMMANDS = ("config", "resources")  # registered here, need no stage module
+
+
+def _stage_modules(argv: list[str]) -> list[str]:
+    """The stage modules (``staticvec.<stage>.cli`` registers the group ``<stage>``) a command line
+    needs: the one its first word names; none for ``config`` and ``resources``; every one when there is
+    no word or an unknown one (the full help, or argparse's list of the valid commands)."""
     words = [word for word in argv if not word.startswith("-")]  # the top-level flags take no value
+    if words and words[0] in TOP_LEVEL_COMMANDS:
+        return []
     module = f"staticvec.{words[0]}.cli" if words else None
-    return module if module in COMMAND_MODULES else None
+    return [module] if module in COMMAND_MODULES else list(COMMAND_MODULES)
 
 
 # ---------------------------------------------------------------- staticvec config
