@@ -92,7 +92,9 @@ def main() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     with tempfile.TemporaryDirectory(prefix="evaluate_speed.") as tmp:
         tmp = Path(tmp)
-        old = {commit: unpack(commit, tmp / f"old-{commit}") for commit in args.old}
+        trees = {commit: unpack(commit, tmp / f"old-{commit}") for commit in args.old}
+        trees["new"] = {"path": ROOT / "workflow", "one_load": True, "scoped": True, "seeds_together": True,
+                        "command": ["evaluate", "intrinsic"]}
         vocab_file = ROOT / args.vocab_file
         if not vocab_file.is_file():
             raise SystemExit(f"{vocab_file}: no vocabulary (build it: snakemake --cores 2 {args.vocab_file})")
@@ -110,20 +112,15 @@ def main() -> None:
             cpu = {}
             for side in sides:
                 out = lambda p, i: str(tmp / f"{side}.{k}.{p}.seed{i}.json")  # noqa: E731
-                if side == "new":
+                tree = trees[side]
+                tasks = (list(sets) if sets is not None else None) if tree["scoped"] else ["all"]
+                cmds = []
+                if tree["seeds_together"]:  # one process for the embedding's seeds (3f0f768 on)
                     per_file = [{p: out(p, i) for p in protocols} for i in range(n_seeds)]
-                    options = arguments.multi_cli_options(w.config, per_file, list(sets) if sets is not None else None)
-                    cmds = [["evaluate", "intrinsic", *map(str, vectors), *options]]
-                    code = ROOT / "workflow"
+                    cmds.append([*tree["command"], *map(str, vectors),
+                                 *arguments.multi_cli_options(w.config, per_file, tasks)])
                 else:
-                    tree = old[side]
-                    tasks = (list(sets) if sets is not None else None) if tree["scoped"] else ["all"]
-                    cmds = []
-                    if tree["seeds_together"]:  # one process for the embedding's seeds (3f0f768 on)
-                        per_file = [{p: out(p, i) for p in protocols} for i in range(n_seeds)]
-                        cmds.append([*tree["command"], *map(str, vectors),
-                                     *arguments.multi_cli_options(w.config, per_file, tasks)])
-                    for i, v in enumerate(vectors if not tree["seeds_together"] else []):
+                    for i, v in enumerate(vectors):
                         if tree["one_load"]:
                             cmds.append([*tree["command"], str(v),
                                          *arguments.multi_cli_options(w.config, {p: out(p, i) for p in protocols}, tasks)])
@@ -132,14 +129,13 @@ def main() -> None:
                                 view = arguments.cli_options(w.config, p)[: -len(arguments._shared_options(w.config))]
                                 cmds.append([*tree["command"], str(v), "--out", out(p, i), *view,
                                              *arguments._shared_options(w.config, tasks)])
-                    code = tree["path"]
                 full = []
                 for cmd in cmds:
                     cmd = [sys.executable, "-m", "staticvec", *cmd, "--threads", "1"]
                     cmd = [o if o != "auto" else "cpu" for o in cmd]
                     cmd[cmd.index("--data-dir") + 1] = args.data_dir
                     full.append(cmd)
-                cpu[side] = cpu_seconds(full, {**env, "PYTHONPATH": str(code)})
+                cpu[side] = cpu_seconds(full, {**env, "PYTHONPATH": str(tree["path"])})
                 total[side] += embeddings * cpu[side]
             for side in args.old:
                 for p in protocols:
