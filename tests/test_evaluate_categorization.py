@@ -109,3 +109,63 @@ def test_condensed_distances_equal_the_full_matrix_ones_bit_for_bit():
     for metric in ("cosine", "euclidean"):
         assert ours[metric].shape == (200 * 199 // 2,)
         assert np.array_equal(ours[metric], full[metric]), metric
+
+
+def kmeans_data(n, dim, seed, duplicates=0):
+    """float32 rows with some exact duplicates (the mean-vector OOVs of the ``web`` protocol)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    if duplicates:
+        x[rng.choice(n, duplicates, replace=False)] = x.mean(axis=0)
+    return x
+
+
+@pytest.mark.parametrize(
+    "n, dim, k, duplicates",
+    [(40, 7, 3, 0), (300, 50, 13, 120), (2500, 300, 56, 1600), (1200, 301, 1, 0), (5, 4, 5, 2)],
+)
+def test_kmeans_plusplus_is_scikit_learns_bit_for_bit(n, dim, k, duplicates):
+    from sklearn.cluster import KMeans
+    from sklearn.cluster._kmeans import _kmeans_plusplus
+
+    from staticvec.evaluate.categorization import KMeansPlusPlus
+
+    x = kmeans_data(n, dim, seed=n, duplicates=duplicates)
+    x -= x.mean(axis=0)
+    ours = KMeansPlusPlus()
+    for seed in (0, 7):
+        theirs, _ = _kmeans_plusplus(x, k, x_squared_norms=(x * x).sum(1), sample_weight=np.ones(n, np.float32),
+                                     random_state=np.random.RandomState(seed))
+        mine = ours(x, k, random_state=np.random.RandomState(seed))
+        assert mine.dtype == np.float32 and mine.tobytes() == theirs.tobytes()
+    # the whole fit: 10 seedings from one random stream, Lloyd, the best inertia
+    x = kmeans_data(n, dim, seed=n + 1, duplicates=duplicates)
+    for seed in (0, 3):
+        reference = KMeans(n_clusters=k, n_init=10, random_state=seed).fit(x)
+        fitted = KMeans(n_clusters=k, n_init=10, random_state=seed, init=KMeansPlusPlus()).fit(x)
+        assert np.array_equal(fitted.labels_, reference.labels_)
+        assert fitted.cluster_centers_.tobytes() == reference.cluster_centers_.tobytes()
+        assert fitted.inertia_ == reference.inertia_
+
+
+@pytest.mark.parametrize("n_x, n_y, dim", [(1, 900, 300), (5, 2000, 30), (3, 7000, 2000), (1000, 1500, 20)])
+def test_kmeans_plusplus_distances_are_scikit_learns(n_x, n_y, dim):
+    # (3, 7000, 2000): large enough that the chunk size leaves scikit-learn's 10 MiB floor
+    from sklearn.metrics.pairwise import _euclidean_distances
+
+    from staticvec.evaluate.categorization import KMeansPlusPlus
+
+    y = kmeans_data(n_y, dim, seed=dim) * 3
+    x = kmeans_data(n_x, dim, seed=dim + 1)
+    x[: (n_x + 1) // 2] = y[:: 2][: (n_x + 1) // 2]  # rows of the data itself, as k-means++'s candidates:
+    seeding = KMeansPlusPlus()  # distance ~0 by cancellation, clipped at 0
+    theirs = _euclidean_distances(x, y, Y_norm_squared=(y * y).sum(1), squared=True)
+    assert seeding.squared_distances(x, y).tobytes() == theirs.tobytes()
+    assert seeding.squared_distances(x, y).tobytes() == theirs.tobytes()  # from the cached chunks
+
+
+def test_kmeans_plusplus_refuses_data_it_does_not_reproduce():
+    from staticvec.evaluate.categorization import KMeansPlusPlus
+
+    with pytest.raises(ValueError, match="float32"):
+        KMeansPlusPlus()(np.zeros((4, 3)), 2, np.random.RandomState(0))
