@@ -124,3 +124,30 @@ def test_forward_recursion_stays_finite_with_extreme_transitions(lattice):
     assert torch.allclose(z[0], torch.logsumexp(torch.stack(list(scores.values())), 0), atol=1e-4)
     (grad,) = torch.autograd.grad(z.sum(), [crf.transitions])
     assert torch.isfinite(grad).all()
+
+
+@pytest.mark.parametrize("lengths", [[5, 4, 3], [5, 5, 5], [4, 5, 2, 5]])
+def test_each_row_of_a_padded_batch_is_its_sentence_alone(lengths):
+    """Steps before the shortest sentence's end skip the mask; later ones freeze a finished row:
+    either way a row's log-partition and gradients are those of its sentence without padding."""
+    torch.manual_seed(1)
+    crf = CRF(4)
+    with torch.no_grad():
+        crf.transitions.normal_(0, 2.0)
+    lengths = torch.tensor(lengths)
+    mask = torch.arange(5).unsqueeze(0) < lengths.unsqueeze(1)
+    emissions = (torch.randn(len(lengths), 5, 4) * 2).requires_grad_(True)
+    batch = crf.log_partition(emissions, mask)
+    g_emissions, g_transitions = torch.autograd.grad(batch.sum(), [emissions, crf.transitions])
+    alone_transitions = torch.zeros_like(g_transitions)
+    for b, n in enumerate(lengths.tolist()):
+        one = emissions[b : b + 1, :n].detach().requires_grad_(True)
+        z = crf.log_partition(one, torch.ones(1, n, dtype=torch.bool))
+        g_one, g_trans = torch.autograd.grad(z.sum(), [one, crf.transitions])
+        assert torch.allclose(batch[b], z[0], atol=1e-5)
+        assert torch.allclose(g_emissions[b, :n], g_one[0], atol=1e-5)
+        assert torch.equal(g_emissions[b, n:], torch.zeros_like(g_emissions[b, n:]))  # padding gets nothing
+        alone_transitions += g_trans
+        scores, _ = brute_force(crf, emissions[b].detach(), n)
+        assert torch.allclose(batch[b], torch.logsumexp(torch.stack(list(scores.values())), 0), atol=1e-4)
+    assert torch.allclose(g_transitions, alone_transitions, atol=1e-5)

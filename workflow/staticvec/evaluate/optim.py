@@ -61,24 +61,35 @@ class Adam(_Light):
 
     @torch.no_grad()
     def step(self) -> None:
+        """One Adam step over every parameter that has a gradient, as ``torch._foreach_*`` calls: on
+        CPU each is the same per-tensor operation (the single-tensor path's), dispatched once for all
+        the parameters instead of once per parameter from Python (a tagger step has ~15 of them)."""
         group = self.param_groups[0]
         beta1, beta2 = self.betas
-        for i, p in enumerate(self.params):
-            if p.grad is None:
-                continue
+        todo = [(i, p) for i, p in enumerate(self.params) if p.grad is not None]
+        by_step: dict[float, list] = {}
+        for i, p in todo:
             state = self.state.setdefault(i, {})
             if not state:
                 state["step"] = 0.0
                 state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
                 state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-            grad = self._grad(p, group["weight_decay"])
             state["step"] += 1
-            step = state["step"]
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            exp_avg.lerp_(grad, 1 - beta1)
-            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            by_step.setdefault(state["step"], []).append((i, p))
+        for step, members in by_step.items():  # one group unless some parameter missed a step
+            params = [p for _, p in members]
+            grads = [p.grad for p in params]
+            if group["weight_decay"] != 0:
+                grads = torch._foreach_add(grads, params, alpha=group["weight_decay"])
+            exp_avgs = [self.state[i]["exp_avg"] for i, _ in members]
+            exp_avg_sqs = [self.state[i]["exp_avg_sq"] for i, _ in members]
+            torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
+            torch._foreach_mul_(exp_avg_sqs, beta2)
+            torch._foreach_addcmul_(exp_avg_sqs, grads, grads, value=1 - beta2)
             bias_correction1 = 1 - beta1**step
             bias_correction2 = 1 - beta2**step
             step_size = group["lr"] / bias_correction1
-            denom = (exp_avg_sq.sqrt() / bias_correction2**0.5).add_(self.eps)
-            p.addcdiv_(exp_avg, denom, value=-step_size)
+            denom = torch._foreach_sqrt(exp_avg_sqs)
+            torch._foreach_div_(denom, bias_correction2**0.5)
+            torch._foreach_add_(denom, self.eps)
+            torch._foreach_addcdiv_(params, exp_avgs, denom, value=-step_size)

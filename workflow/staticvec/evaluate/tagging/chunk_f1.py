@@ -15,6 +15,7 @@ conlleval's "overall" line.
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 
@@ -42,8 +43,16 @@ def _starts(prev: str, prev_type: str, tag: str, kind: str) -> bool:
     return tag not in ("O", ".") and prev_type != kind
 
 
-def chunks(tags: Sequence[str]) -> set[tuple[str, int, int]]:
-    """The set of (type, start, end) chunks of one sentence's tags (end inclusive)."""
+def chunks(tags: Sequence[str]) -> frozenset[tuple[str, int, int]]:
+    """The set of (type, start, end) chunks of one sentence's tags (end inclusive).
+
+    Memoised per tag sequence: a tagger scores the same gold sentences after every epoch, and
+    many of its predictions repeat from one epoch to the next."""
+    return _chunks(tuple(tags))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _chunks(tags: tuple[str, ...]) -> frozenset[tuple[str, int, int]]:
     found = set()
     prev, prev_type, begin = "O", "", 0
     for i, tag in enumerate([*tags, "O"]):  # the final O closes a chunk open at the end
@@ -53,7 +62,7 @@ def chunks(tags: Sequence[str]) -> set[tuple[str, int, int]]:
         if _starts(prev, prev_type, cur, kind):
             begin = i
         prev, prev_type = cur, kind
-    return found
+    return frozenset(found)
 
 
 def chunk_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> dict:

@@ -11,6 +11,7 @@ token). Only the UNK row is learnt (``oov: unk``), as its own small parameter.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import torch
@@ -21,31 +22,59 @@ from staticvec.evaluate.tagging.crf import CRF
 from staticvec.evaluate.tagging.features import CASING_CLASSES, UNK
 
 
-def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Reverse each sequence's first ``lengths[b]`` steps along dim 1; padding stays where it is."""
-    T = x.shape[1]
-    steps = torch.arange(T, device=x.device).unsqueeze(0)
-    index = lengths.to(x.device).unsqueeze(1) - 1 - steps
+def reversal_rows(lengths: torch.Tensor, T: int) -> torch.Tensor:
+    """Flat row index (B * T,) that reverses each sequence's first ``lengths[b]`` of ``T`` steps
+    when applied to a (B * T, ...) view of a right-padded batch; padding rows stay in place.
+
+    A permutation that is its own inverse: applying it twice restores the batch."""
+    steps = torch.arange(T, device=lengths.device).unsqueeze(0)
+    index = lengths.unsqueeze(1) - 1 - steps
     index = torch.where(index >= 0, index, steps)
-    return x.gather(1, index.unsqueeze(2).expand_as(x))
+    return (index + T * torch.arange(len(lengths), device=lengths.device).unsqueeze(1)).reshape(-1)
+
+
+def reverse_padded(x: torch.Tensor, lengths: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+    """Reverse each sequence's first ``lengths[b]`` steps along dim 1; padding stays where it is.
+
+    Whole (B, T, D) rows are selected (``index_select`` on the (B * T, D) view, backward an
+    ``index_add_``): the same values as a ``gather`` with an index expanded over D, at about a third
+    of its forward and backward cost. ``rows``: ``reversal_rows(lengths, T)``, if already made."""
+    B, T = x.shape[:2]
+    if rows is None:
+        rows = reversal_rows(lengths.to(x.device), T)
+    return x.reshape(B * T, *x.shape[2:]).index_select(0, rows).view(x.shape)
 
 
 class Dropout(nn.Module):
     """Inverted dropout (as ``nn.Dropout``: zero each value with probability ``p``, scale the rest by
-    1 / (1 - p); the identity in eval mode), with the mask drawn by ``torch.rand`` instead of
-    ``bernoulli_``: about half the CPU time of ``nn.Dropout`` forward and backward (a fifth of a
-    tagger epoch went to dropout). Same distribution, another random stream."""
+    1 / (1 - p); the identity in eval mode), with a cheaper mask than ``nn.Dropout``'s ``bernoulli_``.
+
+    Where 256 p is a whole number (NCRF++'s 0.5 among them) a value is kept when one random byte is
+    ≥ 256 p — exactly probability 1 - p —, the bytes being those of ``torch.randint`` int64 draws: eight
+    decisions per draw of the generator, where ``torch.rand`` spends one draw on each (the mask then
+    costs ~40 % of ``torch.rand(...) >= p``; dropout's masks were a fifth of a tagger epoch, then a
+    tenth). Any other p: ``torch.rand(...) >= p``. Same distribution, another random stream."""
 
     def __init__(self, p: float = 0.5):
         super().__init__()
         if not 0.0 <= p < 1.0:
             raise ValueError(f"dropout probability must be in [0, 1), got {p}")
         self.p = p
+        threshold = p * 256
+        self.byte_threshold = int(threshold) if threshold == int(threshold) else None
+
+    def keep_mask(self, shape: torch.Size, device) -> torch.Tensor:
+        """Boolean mask, each entry true with probability 1 - p, independently."""
+        if self.byte_threshold is None:
+            return torch.rand(shape, device=device) >= self.p
+        n = math.prod(shape)
+        draws = torch.randint(-(2**63), 2**63 - 1, ((n + 7) // 8,), dtype=torch.int64, device=device)
+        return (draws.view(torch.uint8)[:n] >= self.byte_threshold).view(shape)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.training or self.p == 0.0:
             return x
-        keep = (torch.rand(x.shape, device=x.device) >= self.p).to(x.dtype)
+        keep = self.keep_mask(x.shape, x.device).to(x.dtype)
         return x * keep.mul_(1.0 / (1.0 - self.p))
 
 
@@ -70,12 +99,13 @@ class BiLSTM(nn.Module):
         self.out_dim = 2 * hidden
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        rows = reversal_rows(lengths.to(x.device), x.shape[1])
         for layer, (fwd, bwd) in enumerate(zip(self.forward_lstms, self.backward_lstms)):
             if layer > 0:
                 x = self.drop(x)
             ahead, _ = fwd(x)
-            behind, _ = bwd(reverse_padded(x, lengths))
-            x = torch.cat([ahead, reverse_padded(behind, lengths)], dim=2)
+            behind, _ = bwd(reverse_padded(x, lengths, rows))
+            x = torch.cat([ahead, reverse_padded(behind, lengths, rows)], dim=2)
         return x
 
 

@@ -57,7 +57,7 @@ class TaggerConfig:
     batch_size: int = 10
     max_epochs: int = 30
     patience: int = 5
-    eval_batch_size: int = 256
+    eval_batch_size: int = 64
     max_train_sentences: int | None = None  # keep only the first N training sentences (smoke tests)
     # compute precision of the LSTM and the tag projection (the CRF always runs in float32): float32 (NCRF++),
     # bfloat16, float16 (CUDA only), or auto = the teacher's policy (staticvec.device.resolve_dtype): on CUDA
