@@ -47,12 +47,17 @@ def random_vectors(path: Path, data_dir: str, dim: int) -> None:
 def run(tree: Path, config: Path, vectors: Path, out: Path, args) -> dict:
     """``staticvec evaluate classify`` of ``tree`` with ``config``'s classification settings, in a fresh process."""
     env = {**os.environ, "PYTHONPATH": str(tree / "workflow"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    # the config-to-flags helper and the command as the tree has them (staticvec.dag.arguments and
+    # ``evaluate classify`` from 5c09631 and 84fe666 on; fd12b22: classification_cli and ``classify``)
+    helper = "staticvec.dag.arguments" if (tree / "workflow/staticvec/dag/arguments.py").exists() \
+        else "staticvec.evaluate.classification_cli"
+    command = ["evaluate", "classify"] if (tree / "workflow/staticvec/evaluate/cli.py").exists() else ["classify"]
     flags = subprocess.run(
-        [sys.executable, "-c", "import sys, yaml; from staticvec.dag.arguments import config_arguments as a; "
+        [sys.executable, "-c", f"import sys, yaml; from {helper} import config_arguments as a; "
          "c = yaml.safe_load(open(sys.argv[1])); c['seeds'] = [int(s) for s in sys.argv[2:]]; "
          "c['classification']['seeds'] = None; c['device'] = 'cpu'; print(a(c))", str(config), *map(str, args.seeds)],
         env=env, capture_output=True, text=True, check=True).stdout.strip()
-    cmd = [sys.executable, "-m", "staticvec", "evaluate", "classify", "--vectors", str(vectors), "--data-dir", args.data_dir,
+    cmd = [sys.executable, "-m", "staticvec", *command, "--vectors", str(vectors), "--data-dir", args.data_dir,
            "--out", str(out), "--threads", "1", *shlex.split(flags)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
