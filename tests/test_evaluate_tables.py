@@ -279,3 +279,32 @@ def test_each_intrinsic_job_scores_the_sets_its_readers_read():
     assert odd.intrinsic_sets(point) is None  # a key it cannot place: the whole suite, never a missing score
     config["evaluation"]["scope"] = "all"
     assert Workflow(config).intrinsic_sets(point) is None
+
+
+def test_jobs_and_their_data_sets_come_from_the_same_readers():
+    """intrinsic_reads is the one enumeration: an embedding has an intrinsic job exactly when some reader
+    reads an intrinsic result of it, and its job scores exactly the sets those readers use (within
+    evaluation.tasks); a reader whose keys cannot be placed gives the whole suite."""
+    import re
+
+    from staticvec.config import load_config
+    from staticvec.dag.workflow import Workflow
+    from staticvec.evaluate.datasets import selected
+
+    w = Workflow(load_config(["config/config.yaml"]))
+    reads = w.intrinsic_reads()
+    assert reads and all(re.search(r"/eval/[^/]+/seed[^/]+/intrinsic\.[^/.]+\.json$", p) for paths, _ in reads for p in paths)
+    named: dict[str, list] = {}
+    for paths, keys in reads:
+        for path in paths:
+            named.setdefault(path.split("/eval/")[1].split("/")[0], []).append(keys)
+    assert {e for embs in w.intrinsic_groups().values() for e in embs} == set(named)
+    allowed, neighbours_allowed = selected(w.config["evaluation"]["tasks"])
+    for emb, keysets in named.items():
+        sets = w.intrinsic_sets(emb)
+        if any(keys is None for keys in keysets):
+            assert sets is None, emb
+            continue
+        union = set().union(*keysets)
+        names, neighbours = selected(sorted(union))
+        assert set(sets) == (set(names) & set(allowed)) | ({"neighbours"} if neighbours and neighbours_allowed else set()), emb

@@ -586,26 +586,15 @@ class Workflow:
 
     def intrinsic_groups(self) -> dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]]:
         """Embeddings grouped by the protocols (config order) and the seeds (the embedding's order) the
-        chosen tables, figures, summary and claims and ASE's best-layer choice read of them (the readers
-        of ``intrinsic_sets``): one evaluation job scores all those protocols
-        of all those seeds of an embedding, importing its libraries and parsing the data sets once."""
-        import re
-
+        readers of intrinsic results read of them (``intrinsic_reads``): one evaluation job scores all
+        those protocols of all those seeds of an embedding, importing its libraries and parsing the
+        data sets once."""
         wanted: dict[str, tuple[set[str], set[str]]] = {}
-        results = [r for t in self.selected("tables", list(self.tables)) for r in self.table_results(t)]
-        results += [r for f in self.selected("figures", list(self.figures)) for r in self.figure_results(f)]
-        if self.summary_targets():
-            results += self.summary_results()
-        results += self.claims_results()
-        if (self.config.get("methods", {}).get("ase") or {}).get("best_layer"):
-            results += self.ase_best_results()
-        pattern = re.compile(rf"^{re.escape(self.results_dir)}/eval/([^/]+)/seed([^/]+)/intrinsic\.([^/.]+)\.json$")
-        for _, path in results:
-            match = pattern.match(path)
-            if match:
-                protocols, seeds = wanted.setdefault(match.group(1), (set(), set()))
-                seeds.add(match.group(2))
-                protocols.add(match.group(3))
+        for paths, _ in self.intrinsic_reads():
+            for emb, seed, protocol in map(self._intrinsic_result_parts, paths):
+                protocols, seeds = wanted.setdefault(emb, (set(), set()))
+                seeds.add(seed)
+                protocols.add(protocol)
         order = list((self.config.get("evaluation") or {}).get("protocols", {}))
         groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
         for emb, (protocols, seeds) in wanted.items():
@@ -614,6 +603,54 @@ class Workflow:
                    tuple(sorted(seeds, key=lambda s: seed_order.index(s) if s in seed_order else len(seed_order))))
             groups.setdefault(key, []).append(emb)
         return groups
+
+    def _intrinsic_result_parts(self, path: str) -> tuple[str, str, str]:
+        """(embedding, seed, protocol) of an ``intrinsic_result`` path."""
+        import re
+
+        match = re.match(rf"^{re.escape(self.results_dir)}/eval/([^/]+)/seed([^/]+)/intrinsic\.([^/.]+)\.json$", path)
+        if not match:
+            raise ValueError(f"not an intrinsic result path: {path}")
+        return match.group(1), match.group(2), match.group(3)
+
+    def intrinsic_reads(self) -> list[tuple[list[str], set[str] | None]]:
+        """What each reader of intrinsic results reads: (its intrinsic result files, the data-set keys
+        it uses of them; None where it names a key this cannot place, i.e. every set). The readers:
+        the chosen tables (intrinsic source), curve and bar figures, ASE's best-layer choice, the
+        summary, each chosen claim (intrinsic source). The one enumeration behind ``intrinsic_groups``
+        (which jobs) and ``intrinsic_sets`` (which sets)."""
+        from staticvec.evaluate.datasets import DATASETS, TASKS
+        from staticvec.report.claims import metric_items
+
+        def data_sets(keys) -> set[str] | None:
+            """Data set keys of a reader's column or metric keys (``ws353``, ``semeval2012.variants.web``);
+            None: a key that is neither a data set nor a task."""
+            keys = {str(key).split(".")[0] for key in keys}
+            return keys if keys <= set(DATASETS) | set(TASKS) else None
+
+        reads = []
+        for table_id in self.selected("tables", list(self.tables)):
+            entry = self.tables[table_id]
+            if entry["source"] == "intrinsic":
+                columns = entry.get("columns")  # a table without columns lists neighbours
+                keys = {"neighbours"} if not columns else data_sets(v for v in columns.values() if isinstance(v, str))
+                paths = [path for rid, path in self.table_results(table_id) if not rid.endswith("@record")]
+                reads.append((paths, keys))
+        for figure_id in self.selected("figures", list(self.figures)):
+            entry = self.figures[figure_id]
+            if entry["kind"] in ("curve", "bars"):
+                reads.append(([path for _, path in self.figure_results(figure_id)], data_sets(entry["metrics"])))
+        best_layer = (self.config.get("methods", {}).get("ase") or {}).get("best_layer")
+        if best_layer:  # ASE's `layer: best` is chosen on these sets of the layer sweep
+            reads.append(([path for _, path in self.ase_best_results()], data_sets(best_layer["metrics"])))
+        if self.summary_targets():
+            columns = (self.figures_spec.get("summary") or {}).get("columns")
+            reads.append(([path for _, path in self.summary_results()], data_sets(columns) if columns else None))
+        for claim_id in self.selected_claims():
+            claim = self.claims_spec["claims"][claim_id]
+            if claim.get("source", "intrinsic") == "intrinsic":
+                reads.append(([path for _, path in self.claim_results(claim_id)], data_sets(metric_items(claim["metric"]))))
+        return reads
 
     def intrinsic_sets(self, emb: str) -> list[str] | None:
         """The data sets (and ``neighbours``) an intrinsic job scores of ``emb``: under ``evaluation.scope:
@@ -631,49 +668,15 @@ class Workflow:
         return (self.config.get("evaluation") or {}).get("scope", "all")
 
     def _sets_read(self) -> dict[str, list[str] | None]:
-        from staticvec.evaluate.datasets import DATASETS, TASKS, selected
-        from staticvec.report.claims import claim_refs, expand_ref, metric_items
-        from staticvec.report.tables import table_result_ids
+        from staticvec.evaluate.datasets import DATASETS, selected
 
         read: dict[str, set[str] | None] = {}
-
-        def add(embeddings, keys) -> None:
-            for emb in embeddings:
+        for paths, keys in self.intrinsic_reads():
+            for emb in dict.fromkeys(self._intrinsic_result_parts(path)[0] for path in paths):
                 if read.get(emb, set()) is None:
                     continue
-                if keys is None:
-                    read[emb] = None
-                    continue
-                read.setdefault(emb, set()).update(keys)
+                read[emb] = None if keys is None else read.get(emb, set()) | keys
 
-        def data_sets(paths) -> set[str] | None:
-            """Data set keys of result paths (``ws353``, ``semeval2012.variants.web``); None: a key that is
-            neither a data set nor a task."""
-            keys = {str(path).split(".")[0] for path in paths}
-            return keys if keys <= set(DATASETS) | set(TASKS) else None
-
-        for table_id in self.selected("tables", list(self.tables)):
-            entry = self.tables[table_id]
-            if entry["source"] != "intrinsic":
-                continue
-            columns = entry.get("columns")  # a table without columns lists neighbours
-            keys = {"neighbours"} if not columns else data_sets(v for v in columns.values() if isinstance(v, str))
-            add([e for e in table_result_ids(entry, self.sheet.ids()) if e in self.sheet], keys)
-        for figure_id in self.selected("figures", list(self.figures)):
-            entry = self.figures[figure_id]
-            if entry["kind"] in ("curve", "bars"):
-                add({i for i, _ in self.figure_results(figure_id)}, data_sets(entry["metrics"]))
-        best_layer = (self.config.get("methods", {}).get("ase") or {}).get("best_layer")
-        if best_layer:  # ASE's `layer: best` is chosen on these sets of the layer sweep
-            add([vid for _, vid in self.ase_best_layers()], data_sets(best_layer["metrics"]))
-        if self.summary_targets():
-            columns = (self.figures_spec.get("summary") or {}).get("columns")
-            add([row["id"] for row in self.summary_rows()], data_sets(columns) if columns else None)
-        for claim_id in self.selected_claims():
-            claim = self.claims_spec["claims"][claim_id]
-            if claim.get("source", "intrinsic") == "intrinsic":
-                embeddings = [e for ref in claim_refs(claim) for e in expand_ref(ref, self.sheet.ids())]
-                add(embeddings, data_sets(metric_items(claim["metric"])))
         def with_neighbours(tasks) -> set[str]:
             names, neighbours = selected(tasks)
             return set(names) | ({"neighbours"} if neighbours else set())
@@ -970,23 +973,26 @@ class Workflow:
     def claims_results(self) -> list[tuple[str, str]]:
         """(key, file) pairs the claims read: PROTOCOL/ID/SEED (every seed of every intrinsic result a
         claim can use), tagging/ID, classification/ID."""
+        return list(dict.fromkeys(pair for cid in self.selected_claims() for pair in self.claim_results(cid)))
+
+    def claim_results(self, claim_id: str) -> list[tuple[str, str]]:
+        """(key, file) pairs one claim reads (see ``claims_results``)."""
         from staticvec.report.claims import claim_refs, expand_ref
 
+        claim = self.claims_spec["claims"][claim_id]
+        source = claim.get("source", "intrinsic")
         pairs = []
-        for cid in self.selected_claims():
-            claim = self.claims_spec["claims"][cid]
-            source = claim.get("source", "intrinsic")
-            for ref in claim_refs(claim):
-                for emb in expand_ref(ref, self.sheet.ids()):
-                    if source == "intrinsic":
-                        pairs += [(f"{claim['protocol']}/{emb}/{s}", self.intrinsic_result(emb, s, claim["protocol"]))
-                                  for s in self.seeds(emb)]
-                    elif source == "tagging":
-                        rid = self.contextual_id if emb == CONTEXTUAL else emb
-                        pairs.append((f"tagging/{emb}", self.tagging_result(rid)))
-                    else:
-                        pairs.append((f"classification/{emb}", self.classification_result(emb)))
-        return list(dict.fromkeys(pairs))
+        for ref in claim_refs(claim):
+            for emb in expand_ref(ref, self.sheet.ids()):
+                if source == "intrinsic":
+                    pairs += [(f"{claim['protocol']}/{emb}/{s}", self.intrinsic_result(emb, s, claim["protocol"]))
+                              for s in self.seeds(emb)]
+                elif source == "tagging":
+                    rid = self.contextual_id if emb == CONTEXTUAL else emb
+                    pairs.append((f"tagging/{emb}", self.tagging_result(rid)))
+                else:
+                    pairs.append((f"classification/{emb}", self.classification_result(emb)))
+        return pairs
 
     def claims_args(self) -> str:
         import shlex
