@@ -47,6 +47,23 @@ def test_contextual_inputs_give_each_token_its_own_row():
     assert inputs.vectors.shape == (2 + 12, teacher.hidden_size) and not inputs.has_unk
 
 
+def test_the_teacher_encodes_only_the_training_sentences_the_tagger_uses():
+    from staticvec.errors import StaticvecError
+
+    teacher = fixtures.tiny_bert()
+    sents = [Sentence(words, ("X",) * len(words)) for words in SENTENCES]
+    data = TaskData("pos", "ud", sents, sents[1:2], sents[2:])
+    inputs = contextual_inputs(teacher, data, max_train_sentences=2)
+    assert inputs.describe()["sentences"] == {"train": 2, "dev": 1, "test": 1}
+    assert inputs.vectors.shape[0] == 2 + 6 + 4 + 4 + 2  # pad and unk rows, train 6 + 4 tokens, dev 4, test 2
+    whole = contextual_inputs(teacher, data)
+    for i in range(2):  # the rows it has are the whole pass's rows
+        assert np.array_equal(inputs.vectors[inputs.rows_for("train")(i, sents[i])],
+                              whole.vectors[whole.rows_for("train")(i, sents[i])])
+    with pytest.raises(StaticvecError, match="train sentence 3"):
+        inputs.rows_for("train")(2, sents[2])
+
+
 def test_tag_with_a_teacher_directory(tmp_path):
     teacher = fixtures.tiny_bert()
     model_dir = tmp_path / "tiny-bert"
@@ -58,9 +75,10 @@ def test_tag_with_a_teacher_directory(tmp_path):
     (data / "train.txt").write_text(rows * 20)
     (data / "test.txt").write_text(rows * 4)
     out = tmp_path / "r.json"
-    hparams = json.dumps({"hidden": 8, "casing_dim": 0, "max_epochs": 2, "batch_size": 5})
+    hparams = json.dumps({"hidden": 8, "casing_dim": 0, "max_epochs": 2, "batch_size": 5, "max_train_sentences": 12})
     assert main(["evaluate", "tag", "--teacher", str(model_dir), "--task", "chunk", "--data-dir", str(data), "--hparams", hparams,
                  "--device", "cpu", "--out", str(out)]) == 0
     r = json.loads(out.read_text())
     assert r["status"] == "ok" and r["embedding"] == "contextual-tiny-bert" and r["inputs"]["kind"] == "contextual"
     assert r["inputs"]["dim"] == 16
+    assert r["inputs"]["sentences"]["train"] == r["train_sentences"] == 12  # of 18 (20 less the held-out dev)

@@ -24,20 +24,27 @@ log = logging.getLogger(__name__)
 
 
 def contextual_inputs(teacher_spec, data: TaskData, layer: int = -1, device: str = "auto", batch_tokens: int = 8192,
-                      offline: bool = True) -> ContextualInputs:
-    """Per-token teacher vectors for every sentence of the task's three splits."""
+                      offline: bool = True, max_train_sentences: int | None = None) -> ContextualInputs:
+    """Per-token teacher vectors for every sentence of dev and test and for the training sentences the
+    tagger trains on (the first ``max_train_sentences``, as ``train_tagger`` takes them; all if None):
+    the teacher pass is the contextual row's largest cost, and at the laptop budget it would otherwise
+    encode twice (CoNLL-2000) to three times (UD EWT) the training sentences used."""
     from staticvec.teacher.load import load_teacher
 
     teacher = teacher_spec if hasattr(teacher_spec, "tokenizer") else load_teacher(teacher_spec, device=device, offline=offline)
+    splits = data.splits()
+    if max_train_sentences:
+        splits["train"] = splits["train"][:max_train_sentences]
     features, pieces = {}, 0
-    for split, sentences in data.splits().items():
+    for split, sentences in splits.items():
         vectors, n_missing = sentence_vectors(teacher, [s.words for s in sentences], layer, batch_tokens)
         features[split] = vectors
         pieces += n_missing
     if pieces:
         log.warning("%d token(s) got no teacher piece (zero vectors)", pieces)
     describe = getattr(teacher, "describe", lambda: {"name": str(teacher_spec)})()
-    return ContextualInputs(features, description={"teacher": describe, "layer": layer, "tokens_without_pieces": pieces})
+    return ContextualInputs(features, description={"teacher": describe, "layer": layer, "tokens_without_pieces": pieces,
+                                                   "sentences": {split: len(v) for split, v in features.items()}})
 
 
 def sentence_vectors(teacher, sentences, layer: int = -1, batch_tokens: int = 8192) -> tuple[list[np.ndarray], int]:

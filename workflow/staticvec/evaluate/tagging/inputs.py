@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from staticvec.errors import StaticvecError
 from staticvec.evaluate.tagging.data import TaskData
 from staticvec.evaluate.tagging.features import WordTable
 
@@ -55,6 +56,9 @@ class ContextualInputs:
         offsets = self.offsets[split]
 
         def rows(i, sentence):
+            if i >= len(offsets):
+                raise StaticvecError(f"no contextual vectors for {split} sentence {i + 1}: the teacher encoded "
+                                     f"{len(offsets)} (max_train_sentences of the teacher pass and the tagger differ)")
             return np.arange(offsets[i], offsets[i] + len(sentence.words))
 
         return rows

@@ -63,7 +63,8 @@ def tag_to_file(
     else:
         from staticvec.evaluate.tagging.contextual import contextual_inputs
 
-        inputs = contextual_inputs(teacher, data, layer=layer, device=device, offline=not online)
+        inputs = contextual_inputs(teacher, data, layer=layer, device=device, offline=not online,
+                                   max_train_sentences=config.max_train_sentences)
     result = train_tagger(data, inputs, config, seed=seed, device=device)
     log.info("%s %s: dev %.4f, test %.4f (best epoch %d of %d)", task, data.metric, result["dev"], result["test"],
              result["best_epoch"], result["epochs_run"])
