@@ -145,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         datefmt="%H:%M:%S",
     )
     try:
+        if getattr(args, "keep_freed_memory", False):  # the commands that run the teacher model
+            from staticvec.memory import keep_freed_memory
+
+            keep_freed_memory()
         result = args.handler(args)
     except StaticvecError as exc:
         print(f"staticvec {args.command}: error: {exc}", file=sys.stderr)

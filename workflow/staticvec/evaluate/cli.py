@@ -231,7 +231,7 @@ def _register_tag(sub) -> None:
     add_device_arg(p, help="where the tagger trains (auto: CUDA when available)")
     add_threads_arg(p)
     add_out_arg(p, help="result JSON")
-    p.set_defaults(handler=_tag)
+    p.set_defaults(handler=_tag, keep_freed_memory=True)  # the contextual row runs the teacher (staticvec.memory)
 
     s = sub.add_parser("tag-summary", help="aggregate one embedding's tagger results: mean ± std per task over seeds")
     s.add_argument("results", nargs="+", help="result JSON files of 'staticvec evaluate tag' (one embedding; any tasks and seeds)")

@@ -82,7 +82,7 @@ def register(subparsers) -> None:
     p.add_argument("--part-sentences", type=int, default=4096, help="sentences per resumable part file")
     p.add_argument("--vector-dtype", choices=["float16", "float32"], default="float16",
                    help="storage dtype of the word and sentence vectors")
-    p.set_defaults(handler=_features)
+    p.set_defaults(handler=_features, keep_freed_memory=True)  # staticvec.memory: per-batch buffers reused
 
     p = sub.add_parser("fit-mlm-head", help="fit an MLM head on a frozen encoder that has none (MiniLM)")
     _add_teacher_args(p)
@@ -98,7 +98,7 @@ def register(subparsers) -> None:
     p.add_argument("--lr", type=float, default=2e-3, help="Adam learning rate")
     p.add_argument("--batch-positions", type=int, default=1024, help="positions per Adam step")
     add_seed_arg(p, default=0, help="seed of the position sample and the head's initialisation")
-    p.set_defaults(handler=_fit_head)
+    p.set_defaults(handler=_fit_head, keep_freed_memory=True)
 
     p = sub.add_parser("plan", help="which teacher passes a config runs, what each computes, who reads it")
     p.add_argument("--config", dest="configs", action="append", default=None,
