@@ -12,8 +12,8 @@ corpus's `sentence` pass that was 3.6 million minor faults and 9–10 s of syste
 :func:`keep_freed_memory` sets ``M_MMAP_MAX = 0`` (every block from the heap) and a 2 GiB trim
 threshold, so freed buffers stay mapped and are reused: faults and system time fall by 90 %, the
 numbers computed are the same (tests compare outputs byte for byte), and the peak resident memory
-grows by what the heap cannot reuse (about 15 % on a feature pass, up to 2× on the MLM-head fit;
-the rules' ``mem_mb`` allow it). It is applied by the commands that run the teacher model (their
+grows by what the heap cannot reuse (32–79 % on the feature passes, 1.85× on the MLM-head fit:
+3.1 GB; the rules' ``mem_mb`` allow it). It is applied by the commands that run the teacher model (their
 parsers set ``keep_freed_memory``); jobs with few large allocations gain nothing from it (measured:
 the students, GloVe, a static-vector tagger) and keep glibc's defaults.
 
