@@ -79,14 +79,15 @@ def _parsed(argv):
     return build_parser(argv).parse_args(argv)
 
 
-def test_the_commands_running_the_teacher_ask_for_it_and_main_applies_it(monkeypatch):
+def test_the_teacher_and_evaluation_commands_ask_for_it_and_main_applies_it(monkeypatch):
     teacher = ["teacher", "features", "--teacher", "minilm", "--shard", "s.tsv.gz", "--vocab", "v.tsv", "--out", "o"]
     head = ["teacher", "fit-mlm-head", "--teacher", "minilm", "--shards", "s.tsv.gz", "--out", "h.pt"]
     tag = ["evaluate", "tag", "--teacher", "minilm", "--task", "chunk", "--out", "t.json"]
-    for argv in (teacher, head, tag):
+    intrinsic = ["evaluate", "intrinsic", "v.bin", "--out", "r.json"]
+    for argv in (teacher, head, tag, intrinsic):
         assert _parsed(argv).keep_freed_memory is True, argv
-    for argv in (["evaluate", "intrinsic", "v.bin", "--out", "r.json"],
-                 ["train", "glove", "--cooc", "c", "--vocab", "v", "--out", "o.bin", "--record", "o.json"]):
+    for argv in (["train", "glove", "--cooc", "c", "--vocab", "v", "--out", "o.bin", "--record", "o.json"],
+                 ["train", "bert-sg", "--features", "f.json", "--vocab", "v", "--out", "o.bin", "--record", "o.json"]):
         assert not getattr(_parsed(argv), "keep_freed_memory", False), argv  # measured: nothing to gain
 
     import staticvec.memory

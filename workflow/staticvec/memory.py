@@ -13,9 +13,10 @@ corpus's `sentence` pass that was 3.6 million minor faults and 9–10 s of syste
 threshold, so freed buffers stay mapped and are reused: faults and system time fall by 90 %, the
 numbers computed are the same (tests compare outputs byte for byte), and the peak resident memory
 grows by what the heap cannot reuse (32–79 % on the feature passes, 1.85× on the MLM-head fit:
-3.1 GB; the rules' ``mem_mb`` allow it). It is applied by the commands that run the teacher model (their
-parsers set ``keep_freed_memory``); jobs with few large allocations gain nothing from it (measured:
-the students, GloVe, a static-vector tagger) and keep glibc's defaults.
+3.1 GB; the rules' ``mem_mb`` allow it). It is applied by the commands that run the teacher model and
+by the intrinsic evaluation (its similarity and analogy blocks; no memory cost there): their parsers
+set ``keep_freed_memory``. Jobs with few large allocations gain nothing from it (measured: the
+students, GloVe, the classifier) and keep glibc's defaults.
 
 ``STATICVEC_MALLOC=system`` turns it off (glibc's defaults). Elsewhere than glibc (macOS, musl) it
 does nothing.

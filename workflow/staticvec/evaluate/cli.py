@@ -87,7 +87,7 @@ def _register_intrinsic(sub) -> None:
     add_device_arg(p, help="where analogy scoring runs")
     add_threads_arg(p, help="CPU threads (BLAS, torch, k-means); default: all")
     p.add_argument("--memory-mb", type=int, default=1024, help="memory budget of the analogy score matrices")
-    p.set_defaults(handler=_intrinsic)
+    p.set_defaults(handler=_intrinsic, keep_freed_memory=True)  # similarity and analogy blocks reused (staticvec.memory)
 
 
 def _intrinsic(args) -> int:

@@ -1,6 +1,6 @@
-"""Teacher jobs with glibc's default allocator against ``staticvec.memory.keep_freed_memory``.
+"""Teacher and evaluation jobs with glibc's default allocator against ``staticvec.memory.keep_freed_memory``.
 
-    OMP_NUM_THREADS=2 PYTHONPATH=workflow python benchmarks/teacher_allocator.py --shard 00003
+    OMP_NUM_THREADS=2 PYTHONPATH=workflow python benchmarks/allocator.py --shard 00003
 
 Runs the default config's own commands (built by the planning layer, ``TeacherPlan`` and
 ``staticvec.dag.arguments``, as the rules build them), each in a fresh process, alternately with
@@ -13,11 +13,13 @@ system/keep. The jobs:
   `paragraph`), outputs compared byte for byte between the two policies;
 - the MLM-head fit with the config's settings (``--head-positions`` smaller for a shorter run); its
   head (the tensors) compared between the policies; the SemGloVe pass reads the first head fitted;
-- the contextual tagging row (``evaluate tag --teacher``, chunking, seed 1),
-  its scores compared.
+- the contextual tagging row (``evaluate tag --teacher``, chunking, seed 1), its scores compared;
+- the intrinsic job of GloVe's three seeds (``evaluate intrinsic``, the protocols and data sets its
+  readers read, as ``Workflow.intrinsic_groups``/``intrinsic_sets`` give them), its results compared
+  (the timings they record left out).
 
 ``uptime`` is printed before and after: a figure counts only on a quiet machine. Threads: the
-teacher rules declare 2, the tagger 1 (``OMP_NUM_THREADS`` is set per job accordingly). ``--jobs``
+teacher rules declare 2, the tagger and the intrinsic job 1 (``OMP_NUM_THREADS`` is set per job accordingly). ``--jobs``
 runs a subset.
 """
 
@@ -37,12 +39,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from staticvec.config import load_config  # noqa: E402
+from staticvec.config import load_config, validate_config  # noqa: E402
 from staticvec.dag import arguments  # noqa: E402
 from staticvec.dag.teacher import TeacherPlan  # noqa: E402
+from staticvec.dag.workflow import Workflow  # noqa: E402
 
 
-JOBS = ("fit-mlm-head", "sentence", "semglove", "paragraph", "tag")
+JOBS = ("fit-mlm-head", "sentence", "semglove", "paragraph", "tag", "intrinsic")
 
 
 def run(argv: list[str], policy: str, threads: int, log: Path) -> dict:
@@ -90,10 +93,11 @@ def same_head(a: Path, b: Path) -> bool:
     return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
-def same_scores(a: Path, b: Path) -> bool:
-    ja, jb = (json.loads(p.read_text()) for p in (a, b))
-    return _without_times(ja.get("dev")) == _without_times(jb.get("dev")) and \
-        _without_times(ja.get("test")) == _without_times(jb.get("test"))
+def same_results(a: Path, b: Path) -> bool:
+    """Every JSON result of the two runs equal, the timings they record left out."""
+    names = sorted(p.name for p in a.glob("*.json"))
+    return bool(names) and names == sorted(p.name for p in b.glob("*.json")) and all(
+        _without_times(json.loads((a / n).read_text())) == _without_times(json.loads((b / n).read_text())) for n in names)
 
 
 def main() -> int:
@@ -115,7 +119,7 @@ def main() -> int:
     for path in (shard, vocab):
         if not Path(path).exists():
             raise SystemExit(f"{path}: missing (run the corpus stage of the default config first)")
-    work = Path(tempfile.mkdtemp(prefix="teacher_allocator_"))
+    work = Path(tempfile.mkdtemp(prefix="allocator_"))
     head_argv = shlex.split(tp.fit_head_args(teacher))
     if args.head_positions:
         for flag, value in (("--train-positions", args.head_positions), ("--heldout-positions", args.head_positions // 5)):
@@ -138,7 +142,21 @@ def main() -> int:
                     *shlex.split(arguments.tag_data_arguments(config, "chunk")), "--seed", "1", "--threads", "1",
                     *shlex.split(arguments.tagger_arguments(config))]
         jobs.append(("tag contextual chunk", int(tag_cfg.get("threads", 1)),
-                     lambda out: [*tag_argv, "--out", str(out / "tag.json")], "scores"))
+                     lambda out: [*tag_argv, "--out", str(out / "tag.json")], "json"))
+    if "intrinsic" in wanted:
+        validate_config(config, sources=args.config)
+        wf = Workflow(config)
+        (protocols, seeds), = [key for key, ids in wf.intrinsic_groups().items() if "glove" in ids]
+        vectors = [wf.embedding("glove", int(seed)) for seed in seeds]
+        for path in vectors:
+            if not Path(path).exists():
+                raise SystemExit(f"{path}: missing (train GloVe's seeds of the default config first)")
+
+        def intrinsic_argv(out):
+            outputs = [{p: str(out / f"seed{seed}.{p}.json") for p in protocols} for seed in seeds]
+            return ["evaluate", "intrinsic", *vectors, "--threads", "1",
+                    *arguments.multi_cli_options(config, outputs, wf.intrinsic_sets("glove"))]
+        jobs.append((f"intrinsic glove x{len(seeds)}", 1, intrinsic_argv, "json"))
 
     print(f"# uptime before: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} shard {args.shard}; system = glibc defaults, keep = "
@@ -160,7 +178,7 @@ def main() -> int:
             a, b = outs["system"], outs["keep"]
             same = {"head": lambda: same_head(a / "head.pt", b / "head.pt"),
                     "tree": lambda: same_tree(a / "features", b / "features"),
-                    "scores": lambda: same_scores(a / "tag.json", b / "tag.json")}[kind]()
+                    "json": lambda: same_results(a, b)}[kind]()
             print(f"{name:24s} outputs {'identical' if same else 'DIFFER'}", flush=True)
             if name == "fit-mlm-head" and not (work / "head.pt").exists():
                 (work / "head.pt").write_bytes((b / "head.pt").read_bytes())
