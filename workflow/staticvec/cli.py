@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         datefmt="%H:%M:%S",
     )
     try:
-        if getattr(args, "keep_freed_memory", False):  # the commands that run the teacher model
+        if getattr(args, "keep_freed_memory", False):  # set by the commands that gain from it (staticvec.memory)
             from staticvec.memory import keep_freed_memory
 
             keep_freed_memory()

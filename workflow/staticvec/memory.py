@@ -6,12 +6,13 @@ MLM head's logits 1,024 × 30,522 (125 MB). glibc's malloc serves blocks above i
 (128 KiB, raised dynamically only up to 32 MiB) with a fresh ``mmap`` and returns them with
 ``munmap`` when freed, and trims the top of its heap beyond the trim threshold: each batch then
 page-faults its buffers in again, 4 KiB at a time, and the kernel zeroes every page. On the default
-corpus's `sentence` pass that was 3.6 million minor faults and 9–10 s of system time in a 35 s job
+corpus's `sentence` pass that was 3.7 million minor faults and 9–10 s of system time in a 35 s job
 (benchmarks/README.md, "Teacher jobs keep their freed memory").
 
 :func:`keep_freed_memory` sets ``M_MMAP_MAX = 0`` (every block from the heap) and a 2 GiB trim
-threshold, so freed buffers stay mapped and are reused: faults and system time fall by 90 %, the
-numbers computed are the same (tests compare outputs byte for byte), and the peak resident memory
+threshold, so freed buffers stay mapped and are reused: system time falls by 80–96 % on the teacher
+jobs, the numbers computed are the same (benchmarks/allocator.py compares the outputs), and the peak
+resident memory
 grows by what the heap cannot reuse (32–79 % on the feature passes, 1.85× on the MLM-head fit:
 3.1 GB; the rules' ``mem_mb`` allow it). It is applied by the commands that run the teacher model and
 by the intrinsic evaluation (its similarity and analogy blocks; no memory cost there): their parsers
