@@ -12,9 +12,8 @@ corpus's `sentence` pass that was 3.7 million minor faults and 9–10 s of syste
 :func:`keep_freed_memory` sets ``M_MMAP_MAX = 0`` (every block from the heap) and a 2 GiB trim
 threshold, so freed buffers stay mapped and are reused: system time falls by 80–96 % on the teacher
 jobs, the numbers computed are the same (benchmarks/allocator.py compares the outputs), and the peak
-resident memory
-grows by what the heap cannot reuse (32–79 % on the feature passes, 1.85× on the MLM-head fit:
-3.1 GB; the rules' ``mem_mb`` allow it). It is applied by the commands that run the teacher model and
+resident memory grows by what the heap cannot reuse (32–79 % on the feature passes, 1.85× on the
+MLM-head fit: 3.1 GB; the rules' ``mem_mb`` allow it). It is applied by the commands that run the teacher model and
 by the intrinsic evaluation (its similarity and analogy blocks; no memory cost there): their parsers
 set ``keep_freed_memory``. Jobs with few large allocations gain nothing from it (measured: the
 students, GloVe, the classifier) and keep glibc's defaults.
