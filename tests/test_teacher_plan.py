@@ -137,3 +137,15 @@ def test_paper_teachers_are_known_before_download(tmp_path, monkeypatch):
         local.mkdir()
         (local / "config.json").write_text(json.dumps(hub_config))
         assert teacher_traits(name) == teacher_traits(str(local)), name
+
+
+def test_feature_pass_threads_come_from_the_config(config):
+    assert TeacherPlan(config).feature_threads == config["teacher"]["threads"] == 1  # two passes side by side on 2 cores
+    more = copy.deepcopy(config)
+    more["teacher"]["threads"] = 4
+    assert TeacherPlan(more).feature_threads == 4
+    del more["teacher"]["threads"]
+    assert TeacherPlan(more).feature_threads == 2  # a config without the key: the rule's former 2 threads
+    more["teacher"]["threads"] = 0
+    with pytest.raises(StaticvecError, match="threads"):
+        validate_config(more)

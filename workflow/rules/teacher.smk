@@ -43,7 +43,7 @@ rule teacher_features:
         P.log("teacher_features"),
     benchmark:
         P.benchmark("teacher_features")
-    threads: 2
+    threads: TP.feature_threads
     resources:
         mem_mb=16000,
         runtime=720,

@@ -111,6 +111,11 @@ class TeacherPlan:
     def model(self, teacher: str) -> str:
         return teacher_model(self.config, teacher)
 
+    @property
+    def feature_threads(self) -> int:
+        """Threads of one feature pass (config ``teacher.threads``; 2, as before the key, where it is absent)."""
+        return int(self.tc.get("threads", 2))
+
     def feature_set(self, fset: str) -> dict:
         try:
             return self.tc["feature_sets"][fset]
