@@ -13,9 +13,9 @@ corpus's `sentence` pass that was 3.7 million minor faults and 9–10 s of syste
 threshold, so freed buffers stay mapped and are reused: system time falls by 80–96 % on the teacher
 jobs, the numbers computed are the same (benchmarks/allocator.py compares the outputs), and the peak
 resident memory grows by what the heap cannot reuse (32–79 % on the feature passes, 1.85× on the
-MLM-head fit: 3.1 GB; the rules' ``mem_mb`` allow it). It is applied by the commands that run the teacher model and
-by the intrinsic evaluation (its similarity and analogy blocks; no memory cost there): their parsers
-set ``keep_freed_memory``. Jobs with few large allocations gain nothing from it (measured: the
+MLM-head fit: 3.1 GB; the rules' ``mem_mb`` allow it). It is applied by the commands that run the
+teacher model and by the intrinsic evaluation (its similarity and analogy blocks; no memory cost
+there): their parsers set ``keep_freed_memory``. Jobs with few large allocations gain nothing from it (measured: the
 students, GloVe, the classifier) and keep glibc's defaults.
 
 ``STATICVEC_MALLOC=system`` turns it off (glibc's defaults). Elsewhere than glibc (macOS, musl) it
