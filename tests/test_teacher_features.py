@@ -183,6 +183,25 @@ def test_batching_does_not_change_features(bert):
         np.testing.assert_allclose(a[key], b[key], atol=1e-5, err_msg=key)
 
 
+def test_one_shared_pass_equals_the_students_and_the_builders_passes(bert):
+    """The default config runs the students' features and the SemGloVe builders' attention/MLM in one
+    pass: its arrays are the two separate passes' (attention and MLM exactly; vectors up to the
+    attention kernel's rounding: the shared pass runs eager attention to return the weights)."""
+    part = part_of(TEXT[:8])
+    students = FeatureSpec(layers=(-1,), sentence_vectors=True, vector_dtype="float32")
+    builders = FeatureSpec(layers=(), attention_window=2, mlm_topk=3)
+    shared = FeatureSpec(layers=(-1,), sentence_vectors=True, vector_dtype="float32", attention_window=2, mlm_topk=3)
+    a = FeatureExtractor(bert, students, small_vocab(), batch_tokens=40).extract(part)
+    b = FeatureExtractor(bert, builders, small_vocab(), batch_tokens=40).extract(part)
+    both = FeatureExtractor(bert, shared, small_vocab(), batch_tokens=40).extract(part)
+    assert set(both) == set(a) | set(b)
+    for key in b:
+        np.testing.assert_array_equal(both[key], b[key], err_msg=key)
+    for key in a:
+        np.testing.assert_allclose(both[key], a[key], atol=1e-5, err_msg=key)
+    assert {"attention_window", "mlm_topk_ids", "word_vectors.2", "sentence_vectors"} <= set(both)
+
+
 def test_causal_teacher_byte_level(tmp_path):
     gpt = tiny_gpt2()
     sentences = ["the cats sat on the mat .", "paris , naïve"]

@@ -37,27 +37,45 @@ def test_traits_of_offline_and_local_teachers(tmp_path):
     assert teacher_traits(str(tmp_path)) == {"mlm_head": False, "causal": True, "hidden_size": 768, "n_layers": 12}
 
 
+def separate_passes(config):
+    """paper.yaml's layout on the default teacher: the SemGloVe builders read a `semglove` pass of their own."""
+    cfg = copy.deepcopy(config)
+    cfg["cooc"]["semglove"]["feature_set"] = "semglove"
+    return cfg
+
+
 def test_feature_flags_parse_back_into_the_cli(config):
     plan = TeacherPlan(config)
-    # the students' pass computes what they read: last layer and sentence vectors, no attention or MLM
+    window = config["teacher"]["feature_sets"]["semglove"]["attention_window"]  # raw ±2S (SemGloVe's window)
+    assert window == 2 * config["cooc"]["semglove"]["window"]
+    # by default the SemGloVe builders share the students' pass (same teacher, same inputs, unmasked MLM):
+    # one forward per shard gives the last layer, sentence vectors, ASE sums, attention and MLM
+    assert config["cooc"]["semglove"]["feature_set"] == "sentence"
     args = parse(plan.feature_args("minilm", "sentence"))
-    assert (args.context, args.layers, args.attention_window, args.mlm_topk) == ("sentence", [-1], 0, 0)
+    assert (args.context, args.layers, args.attention_window, args.mlm_topk) == ("sentence", [-1], window, 11)
     assert args.sentence_vectors and args.special_tokens and args.min_count == 5
     assert args.ase == config["teacher"]["feature_sets"]["sentence"]["ase"]  # ASE sums ride on this pass by default
-    # the SemGloVe builders' pass: attention and MLM only (no vectors)
-    sg = parse(plan.feature_args("minilm", "semglove"))
-    window = config["teacher"]["feature_sets"]["semglove"]["attention_window"]  # raw ±2S (SemGloVe's window)
+    assert args.mlm_mode == "auto" and args.mlm_masking == "whole_word"
+    # the same set on a teacher the builders do not read computes no attention and no MLM
+    other = parse(plan.feature_args("smollm2", "sentence"))
+    assert (other.layers, other.attention_window, other.mlm_topk) == ([-1], 0, 0)
+    # the builders on a pass of their own (paper.yaml): attention and MLM only, and the students' pass none
+    own = TeacherPlan(separate_passes(config))
+    sg = parse(own.feature_args("minilm", "semglove"))
     assert (sg.context, sg.layers, sg.attention_window, sg.mlm_topk) == ("sentence", [], window, 11)
-    assert window == 2 * config["cooc"]["semglove"]["window"] and config["cooc"]["semglove"]["feature_set"] == "semglove"
+    students = parse(own.feature_args("minilm", "sentence"))
+    assert (students.layers, students.attention_window, students.mlm_topk) == ([-1], 0, 0) and students.sentence_vectors
     ase = parse(plan.feature_args("minilm", "ase"))
     assert ase.ase and not ase.special_tokens and ase.layers == [] and ase.ase_max_words is None  # every word
-    assert sg.mlm_mode == "auto" and sg.mlm_masking == "whole_word"
     para = parse(plan.feature_args("minilm", "paragraph"))
-    assert para.context == "paragraph" and para.mlm_topk == 0
+    assert para.context == "paragraph" and para.mlm_topk == 0 and para.attention_window == 0
     # a causal teacher gets no MLM flags, and needs no fitted head
-    gpt = parse(plan.feature_args("smollm2", "semglove"))
+    causal = separate_passes(config)
+    causal["cooc"]["semglove"]["teacher"] = "smollm2"
+    gpt_plan = TeacherPlan(causal)
+    gpt = parse(gpt_plan.feature_args("smollm2", "semglove"))
     assert gpt.mlm_topk == 0 and gpt.attention_window == window
-    assert not plan.uses_fitted_head("smollm2", "semglove")
+    assert not gpt_plan.uses_fitted_head("smollm2", "semglove")
     head = parse(plan.fit_head_args("minilm"), "fit-mlm-head")
     assert head.mode == "unmasked" and head.epochs == 6 and head.lr == 0.002
 
@@ -87,25 +105,35 @@ def test_ase_fallback_and_evaluation_words_only_on_the_whole_corpus(config):
 
 
 def test_each_pass_serves_only_readers_that_need_it(config):
-    """SemGloVe's builders are the only readers of attention/MLM, so only their pass computes them; at paper
-    scale (masked MLM: one copy per piece) the students' passes run no masked copies."""
+    """SemGloVe's builders are the only readers of attention/MLM, so exactly one pass computes them: theirs.
+    By default it is the students' own pass (one forward per shard for both); at paper scale (another
+    teacher, masked MLM: one copy per piece) the students' passes run no attention and no masked copies."""
     from staticvec.sheets import EmbeddingSheet
 
-    for cfg in (config, load_config(["config/config.yaml", "config/paper.yaml"])):
+    paper = load_config(["config/config.yaml", "config/paper.yaml"])
+    for cfg, shared in ((config, True), (paper, False), (separate_passes(config), False)):
         plan = TeacherPlan(cfg)
         passes = plan.passes(EmbeddingSheet.load("config/embeddings.yaml", cfg))
         with_mlm = [p for p in passes if "MLM" in p["computes"] or "attention" in p["computes"]]
-        assert with_mlm and all(p["set"] == cfg["cooc"]["semglove"]["feature_set"] for p in with_mlm)
-        assert all(r.startswith("semglove") for p in with_mlm for r in p["readers"])
+        assert [(p["teacher"], p["set"]) for p in with_mlm] == [plan.semglove_pass()]
+        assert any(r.startswith("semglove") for r in with_mlm[0]["readers"])
         students = [p for p in passes if any(r.startswith(("bert_sg", "c2v", "x2static")) for r in p["readers"])]
-        assert students and not any("MLM" in p["computes"] or "attention" in p["computes"] for p in students)
+        assert students
+        assert (with_mlm[0] in students) == shared
+        if not shared:
+            assert all(r.startswith("semglove") for r in with_mlm[0]["readers"])
+    # the default: two passes per shard on MiniLM (sentence: students, ASE, SemGloVe; paragraph: X2Static para)
+    default = TeacherPlan(config).passes(EmbeddingSheet.load("config/embeddings.yaml", config))
+    assert sorted((p["teacher"], p["set"]) for p in default) == [("minilm", "paragraph"), ("minilm", "sentence")]
 
 
 def test_fitted_head_only_where_needed(config):
     plan = TeacherPlan(config)
-    assert plan.uses_fitted_head("minilm", "semglove")
-    assert not plan.uses_fitted_head("minilm", "sentence")  # no MLM in the students' set
+    assert plan.uses_fitted_head("minilm", "sentence")  # the builders' pass (shared with the students)
+    assert not plan.uses_fitted_head("minilm", "semglove")  # a set nobody reads here: no MLM computed on it
     assert not plan.uses_fitted_head("minilm", "paragraph")
+    own = TeacherPlan(separate_passes(config))
+    assert own.uses_fitted_head("minilm", "semglove") and not own.uses_fitted_head("minilm", "sentence")
     never = copy.deepcopy(config)
     never["teacher"]["mlm_head"]["fit"] = "never"
     assert not TeacherPlan(never).uses_fitted_head("minilm", "sentence")

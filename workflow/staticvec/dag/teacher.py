@@ -122,10 +122,26 @@ class TeacherPlan:
         except KeyError:
             raise StaticvecError(f"feature set {fset!r} is not in config teacher.feature_sets") from None
 
+    def semglove_pass(self) -> tuple[str, str] | None:
+        """(teacher, feature set) of the pass the SemGloVe builders read; None without builders."""
+        sc = self.config.get("cooc", {}).get("semglove")
+        return (sc.get("teacher") or self.tc["default"], sc["feature_set"]) if sc else None
+
+    def pass_spec(self, teacher: str, fset: str) -> dict:
+        """What one pass of ``fset`` on ``teacher`` computes: the set's keys, except that the attention
+        window and the MLM predictions, read by the SemGloVe builders alone, are computed only on the
+        builders' pass. So the builders can share the students' set where teacher and inputs agree (the
+        default: one forward per shard yields both), and the same set on another teacher (students
+        only) does not pay for eager attention and the vocabulary projection."""
+        fs = self.feature_set(fset)
+        if (teacher, fset) != self.semglove_pass():
+            fs = {k: v for k, v in fs.items() if k not in ("attention_window", "mlm_topk")}
+        return fs
+
     # ------------------------------------------------------------ decisions
     def uses_fitted_head(self, teacher: str, fset: str | None = None) -> bool:
         """MLM predictions from a head we fit: the teacher ships none (or the config says always)."""
-        if fset is not None and not self.feature_set(fset).get("mlm_topk"):
+        if fset is not None and not self.pass_spec(teacher, fset).get("mlm_topk"):
             return False
         fit = self.tc.get("mlm_head", {}).get("fit", "auto")
         traits = teacher_traits(self.model(teacher))
@@ -147,7 +163,7 @@ class TeacherPlan:
         return vocab_args(self.config)
 
     def feature_args(self, teacher: str, fset: str) -> str:
-        fs = self.feature_set(fset)
+        fs = self.pass_spec(teacher, fset)
         traits = teacher_traits(self.model(teacher))
         args = self._teacher_args(teacher) + self._vocab_args()
         layers = fs.get("layers", [-1])
@@ -213,7 +229,7 @@ class TeacherPlan:
 
     def computes(self, teacher: str, fset: str) -> str:
         """What one pass of ``fset`` computes, in words (from the same flags the rule passes)."""
-        fs = self.feature_set(fset)
+        fs = self.pass_spec(teacher, fset)
         traits = teacher_traits(self.model(teacher))
         layers = fs.get("layers", [-1])
         what = [f"{fs.get('context', 'sentence')} context"]
