@@ -24,14 +24,20 @@ from staticvec.dag.workflow import Workflow
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden"
 JOB = re.compile(r"^(?:local)?rule (\S+):$")
+MESSAGE = re.compile(r"^Job \d+: (.+)$")  # a rule with a `message` (a teacher pass) prints it instead of its block
 
 
 def job_list(dry_run_output: str) -> list[str]:
-    """One line per planned job: rule, wildcards and outputs, sorted (the order of a dry run is not part of the DAG)."""
+    """One line per planned job: rule, wildcards and outputs, sorted (the order of a dry run is not part of the DAG);
+    a job printed as its rule's message is pinned by that message (the teacher passes: teacher, set, shard and what
+    the pass computes)."""
     jobs, current = [], None
     for line in dry_run_output.splitlines():
-        m = JOB.match(line)
-        if m:
+        m, message = JOB.match(line), MESSAGE.match(line)
+        if message:
+            jobs.append({"rule": "(message)", "output": message.group(1), "wildcards": ""})
+            current = None
+        elif m:
             current = {"rule": m.group(1), "output": "", "wildcards": ""}
             jobs.append(current)
         elif current is not None and line.startswith("    output: "):
@@ -103,8 +109,9 @@ def test_paper_config_plans_the_golden_job_list(tmp_path):
 def test_job_list_reads_rule_wildcards_and_outputs():
     out = ("Building DAG of jobs...\nrule train_glove:\n    input: a\n    output: x/glove/seed1/vectors.bin\n"
            "    wildcards: emb=glove, seed=1\n    resources: tmpdir=/tmp\n\nlocalrule all:\n    input: x\n"
-           "    jobid: 0\nJob stats:\n")
-    assert job_list(out) == ["all\t\t", "train_glove\temb=glove, seed=1\tx/glove/seed1/vectors.bin"]
+           "    jobid: 0\nJob 7: teacher minilm / set sentence / shard 00003: sentence context\nJob stats:\n")
+    assert job_list(out) == ["(message)\t\tteacher minilm / set sentence / shard 00003: sentence context", "all\t\t",
+                             "train_glove\temb=glove, seed=1\tx/glove/seed1/vectors.bin"]
 
 
 def test_rule_files_pass_snakemakes_lint():
