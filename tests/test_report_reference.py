@@ -79,7 +79,10 @@ def test_rule_timings_attribute_benchmarks_through_the_job_records(tmp_path):
     assert list(t) == ["train_glove", "train_gensim_baseline", "corpus/?"]  # by job time; unknown rule by stage
     assert t["train_glove"] == {"jobs": 1, "wall_s": 30.0, "cpu_s": 50.0, "max_rss_mb": 700.0,
                                 "wall_s_per_million_tokens": 15.0}
-    assert t["corpus/?"]["wall_s_per_million_tokens"] == 5.0
+    # per million tokens only where the work grows with the corpus: not for a rule it cannot name
+    assert t["corpus/?"]["wall_s_per_million_tokens"] is None and t["train_gensim_baseline"]["wall_s_per_million_tokens"]
+    assert rule_timings(run / "benchmarks", {"train/glove/seed1": "evaluate_intrinsic_web_seed1"},
+                        2_000_000)["evaluate_intrinsic_web_seed1"]["wall_s_per_million_tokens"] is None
     cwd = os.getcwd()
     os.chdir(tmp_path)  # Snakemake's records name outputs relative to the working directory
     try:

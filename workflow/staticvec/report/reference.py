@@ -28,6 +28,21 @@ PUBLISHED = ("tables/**/*.md", "tables/**/*.csv", "tables/**/*.html", "tables/cl
              "figures/**/*.png", "figures/**/*.manifest.json", "manifest.json", "corpus/manifest.json")
 
 
+# How a rule's work grows with the corpus (measured at 1M and 10M tokens: benchmarks/README.md, and
+# projected by benchmarks/scale_projection.py). Every other rule (evaluation, extrinsic tasks,
+# post-processing, tables, figures, downloads) costs the same at any corpus size.
+PER_SHARD_RULES = frozenset({"teacher_features", "cooc_window_shard", "semglove_cooc_shard"})  # more shards
+PER_INPUT_RULES = frozenset({"tokenize", "extract_dump"})  # one job per corpus input file: more files
+WHOLE_CORPUS_RULES = frozenset({  # jobs reading the whole corpus (or a fraction): longer jobs
+    "prepare_corpus", "vocabulary", "cooc_window_merge", "semglove_merge_pieces", "semglove_words",
+    "semglove_merge_attention", "semglove_merge_attention_fraction", "semglove_restrict", "train_glove",
+    "train_gensim_baseline", "train_student", "train_bert_sg", "teacher_ase", "same_run"})
+
+
+def grows_with_corpus(rule: str) -> bool:
+    return rule in PER_SHARD_RULES or rule in PER_INPUT_RULES or rule in WHOLE_CORPUS_RULES
+
+
 def read_benchmark(path: Path) -> dict:
     """One Snakemake benchmark file (a TSV header + one row per repeat); the first repeat."""
     with open(path, newline="") as fh:
@@ -98,8 +113,10 @@ def rules_of_benchmarks(metadata_dir: str | Path, results: str | Path) -> dict[s
 
 
 def rule_timings(benchmarks: str | Path, rules: dict[str, str], corpus_tokens: int | None) -> dict:
-    """Per rule: jobs, summed job (wall) and CPU seconds, the largest peak RSS, job seconds per
-    million corpus tokens. Benchmarks of no known rule count under ``(stage)/?``."""
+    """Per rule: jobs, summed job (wall) and CPU seconds, the largest peak RSS, and for a rule whose work
+    grows with the corpus (:func:`grows_with_corpus`) job seconds per million corpus tokens (None for the
+    others: their cost does not depend on the corpus size). Benchmarks of no known rule count under
+    ``(stage)/?``."""
     root = Path(benchmarks)
     out: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0, "max_rss_mb": 0.0})
     for path in sorted(root.rglob("*.tsv")):
@@ -113,7 +130,8 @@ def rule_timings(benchmarks: str | Path, rules: dict[str, str], corpus_tokens: i
         entry["max_rss_mb"] = max(entry["max_rss_mb"], bench["max_rss"] or 0.0)
     per_million = (1e6 / corpus_tokens) if corpus_tokens else None
     return {rule: {**v, "wall_s": round(v["wall_s"], 1), "cpu_s": round(v["cpu_s"], 1),
-                   "wall_s_per_million_tokens": None if per_million is None else round(v["wall_s"] * per_million, 1)}
+                   "wall_s_per_million_tokens": round(v["wall_s"] * per_million, 1)
+                   if per_million is not None and grows_with_corpus(rule) else None}
             for rule, v in sorted(out.items(), key=lambda kv: -kv[1]["wall_s"])}
 
 
@@ -128,14 +146,15 @@ def timings_markdown(timings: dict) -> str:
     lines.append(f"Run wall time (first job start to last job end): **{_hms(timings['run_wall_s'])}**.")
     if timings.get("rules"):
         tokens = timings.get("corpus_tokens")
-        lines += ["", f"Per rule, by job time (corpus: {tokens:,} tokens; job time per million tokens predicts "
-                      "the rules whose work grows with the corpus):" if tokens else "Per rule, by job time:", "",
+        lines += ["", f"Per rule, by job time (corpus: {tokens:,} tokens; job time per million tokens for the "
+                      "rules whose work grows with the corpus, — for those whose cost does not; "
+                      "benchmarks/scale_projection.py projects a whole run):" if tokens else "Per rule, by job time:", "",
                   "| rule | jobs | job time | CPU | peak RSS | job time per 1M tokens |",
                   "| --- | ---: | ---: | ---: | ---: | ---: |"]
         for rule, v in timings["rules"].items():
             per = v.get("wall_s_per_million_tokens")
             lines.append(f"| {rule} | {v['jobs']} | {_hms(v['wall_s'])} | {_hms(v['cpu_s'])} | "
-                         f"{v['max_rss_mb']:.0f} MB | {'' if per is None else _hms(per)} |")
+                         f"{v['max_rss_mb']:.0f} MB | {'—' if per is None else _hms(per)} |")
     return "\n".join(lines) + "\n"
 
 
