@@ -50,8 +50,11 @@ sys.path.insert(0, str(ROOT / "workflow"))
 
 # rule -> how its cost grows with the corpus (see the module text); per-input jobs (tokenize) keep their
 # cost and grow in number; rules not named are fixed
+from staticvec.config import load_config  # noqa: E402
+from staticvec.dag.teacher import TeacherPlan  # noqa: E402
 from staticvec.report.reference import PER_SHARD_RULES as SHARD_RULES  # noqa: E402
 from staticvec.report.reference import WHOLE_CORPUS_RULES as CORPUS_RULES  # noqa: E402
+from staticvec.report.reference import read_benchmark  # noqa: E402
 
 
 def dry_run(configfiles: list[str]) -> list[dict]:
@@ -61,16 +64,17 @@ def dry_run(configfiles: list[str]) -> list[dict]:
     if out.returncode != 0:
         sys.exit(f"dry run failed: {' '.join(cmd)}\n{out.stderr[-2000:]}")
     jobs, job = [], None
-    feature_threads = int(merged_config(configfiles).get("teacher", {}).get("threads", 2))
+    teacher_plan = TeacherPlan(load_config(configfiles))
+    teacher_benchmarks = Path(teacher_plan.results) / "benchmarks" / "teacher"
     for line in out.stdout.splitlines():
         m = re.match(r"^(?:local)?rule (\w+):$", line.strip())
         # a teacher pass prints its message instead of the rule's block (rule teacher_features)
         t = re.match(r"^Job \d+: teacher (\S+) / set (\S+) / shard (\d+):", line)
         if t:
             job = None
-            jobs.append({"rule": "teacher_features", "threads": feature_threads,
-                         "benchmark": str(Path(results_dir(configfiles)) / "benchmarks" / "teacher" / t.group(1)
-                                          / "features" / t.group(2) / f"{t.group(3)}.tsv")})
+            jobs.append({"rule": "teacher_features", "threads": teacher_plan.feature_threads,
+                         "benchmark": str(teacher_benchmarks / t.group(1) / "features" / t.group(2)
+                                          / f"{t.group(3)}.tsv")})
         elif m:
             job = {"rule": m.group(1), "benchmark": None, "threads": 1}
             jobs.append(job)
@@ -83,23 +87,8 @@ def dry_run(configfiles: list[str]) -> list[dict]:
     return jobs
 
 
-def merged_config(configfiles: list[str]) -> dict:
-    """The config files merged as Snakemake merges them (later files win, key by key)."""
-    import yaml
-
-    def merge(into: dict, other: dict) -> dict:
-        for key, value in other.items():
-            into[key] = merge(dict(into.get(key) or {}), value) if isinstance(value, dict) else value
-        return into
-
-    config: dict = {}
-    for path in configfiles:
-        config = merge(config, yaml.safe_load(Path(path).read_text()) or {})
-    return config
-
-
 def results_dir(configfiles: list[str]) -> str:
-    return merged_config(configfiles)["results_dir"]
+    return load_config(configfiles)["results_dir"]
 
 
 def relative(benchmark: str, results: str) -> str:
@@ -108,11 +97,6 @@ def relative(benchmark: str, results: str) -> str:
 
 def pattern(name: str) -> str:
     return re.sub(r"\d+", "#", name)
-
-
-def read_seconds(path: Path) -> float:
-    lines = path.read_text().splitlines()
-    return float(lines[1].split("\t")[0])
 
 
 def corpus_tokens(results: Path) -> tuple[int, int]:
@@ -128,7 +112,7 @@ def samples_of(run: Path, rule_of: dict[str, str]) -> dict[str, tuple[str, float
         name = str(path.relative_to(root).with_suffix(""))
         rule = rule_of.get(name) or rule_of.get(("pattern", pattern(name)))
         if rule:
-            out[name] = (rule, read_seconds(path))
+            out[name] = (rule, read_benchmark(path)["s"])
     return out
 
 
@@ -178,10 +162,11 @@ def main(argv=None) -> int:
     if n1 is None:
         sys.exit("no corpus manifest of the target size: run its corpus stage (or pass --scaled)")
 
+    scaled = [samples_of(Path(p), rule_of) for p in args.scaled]
     # measured exponents: the same job name at both sizes
     pairs = defaultdict(list)
-    for run in [Path(p) for p in args.scaled]:
-        for name, (rule, s1) in samples_of(run, rule_of).items():
+    for samples in scaled:
+        for name, (rule, s1) in samples.items():
             if name in base and rule in CORPUS_RULES:
                 pairs[rule].append((name, base[name][1], s1))
     exponent = {rule: sum(math.log(s1 / s0) for _, s0, s1 in ps) / len(ps) / math.log(n1 / n0)
@@ -189,8 +174,8 @@ def main(argv=None) -> int:
     # a shard job's cost at the target size, where a scaled run measured the rule: the ratio of the mean
     # shard job (a shard of the same size meets a larger vocabulary in a larger corpus)
     scaled_shards = defaultdict(list)
-    for run in [Path(p) for p in args.scaled]:
-        for _name, (rule, s1) in samples_of(run, rule_of).items():
+    for samples in scaled:
+        for rule, s1 in samples.values():
             if rule in SHARD_RULES:
                 scaled_shards[rule].append(s1)
     shard_factor = {rule: (sum(v) / len(v)) / (sum(by_rule[rule]) / len(by_rule[rule]))
