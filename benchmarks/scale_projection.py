@@ -51,6 +51,7 @@ sys.path.insert(0, str(ROOT / "workflow"))
 # rule -> how its cost grows with the corpus (see the module text); per-input jobs (tokenize) keep their
 # cost and grow in number; rules not named are fixed
 from staticvec.config import load_config  # noqa: E402
+from staticvec.dag.dryrun import planned_jobs  # noqa: E402
 from staticvec.dag.teacher import TeacherPlan  # noqa: E402
 from staticvec.report.reference import PER_SHARD_RULES as SHARD_RULES  # noqa: E402
 from staticvec.report.reference import WHOLE_CORPUS_RULES as CORPUS_RULES  # noqa: E402
@@ -63,27 +64,19 @@ def dry_run(configfiles: list[str]) -> list[dict]:
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"dry run failed: {' '.join(cmd)}\n{out.stderr[-2000:]}")
-    jobs, job = [], None
     teacher_plan = TeacherPlan(load_config(configfiles))
     teacher_benchmarks = Path(teacher_plan.results) / "benchmarks" / "teacher"
-    for line in out.stdout.splitlines():
-        m = re.match(r"^(?:local)?rule (\w+):$", line.strip())
+    jobs = []
+    for job in planned_jobs(out.stdout):
+        if job.rule is not None:
+            jobs.append({"rule": job.rule, "benchmark": job.benchmark, "threads": job.threads})
+            continue
         # a teacher pass prints its message instead of the rule's block (rule teacher_features)
-        t = re.match(r"^Job \d+: teacher (\S+) / set (\S+) / shard (\d+):", line)
+        t = re.match(r"^teacher (\S+) / set (\S+) / shard (\d+):", job.message)
         if t:
-            job = None
             jobs.append({"rule": "teacher_features", "threads": teacher_plan.feature_threads,
                          "benchmark": str(teacher_benchmarks / t.group(1) / "features" / t.group(2)
                                           / f"{t.group(3)}.tsv")})
-        elif m:
-            job = {"rule": m.group(1), "benchmark": None, "threads": 1}
-            jobs.append(job)
-        elif job is not None:
-            key, _, value = line.strip().partition(": ")
-            if key == "benchmark":
-                job["benchmark"] = value
-            elif key == "threads":
-                job["threads"] = int(value)
     return jobs
 
 

@@ -10,7 +10,6 @@ stand-ins for the files only a user can supply (WordNet): planning reads no file
 """
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,34 +18,19 @@ import pytest
 
 from staticvec.config import load_config
 from staticvec.resources import find_in_mirror
+from staticvec.dag.dryrun import planned_jobs
 from staticvec.dag.workflow import Workflow
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden"
-JOB = re.compile(r"^(?:local)?rule (\S+):$")
-MESSAGE = re.compile(r"^Job \d+: (.+)$")  # a rule with a `message` (a teacher pass) prints it instead of its block
 
 
 def job_list(dry_run_output: str) -> list[str]:
     """One line per planned job: rule, wildcards and outputs, sorted (the order of a dry run is not part of the DAG);
     a job printed as its rule's message is pinned by that message (the teacher passes: teacher, set, shard and what
     the pass computes)."""
-    jobs, current = [], None
-    for line in dry_run_output.splitlines():
-        m, message = JOB.match(line), MESSAGE.match(line)
-        if message:
-            jobs.append({"rule": "(message)", "output": message.group(1), "wildcards": ""})
-            current = None
-        elif m:
-            current = {"rule": m.group(1), "output": "", "wildcards": ""}
-            jobs.append(current)
-        elif current is not None and line.startswith("    output: "):
-            current["output"] = line[len("    output: "):]
-        elif current is not None and line.startswith("    wildcards: "):
-            current["wildcards"] = line[len("    wildcards: "):]
-        elif not line.startswith("    "):
-            current = None
-    return sorted(f"{j['rule']}\t{j['wildcards']}\t{j['output']}" for j in jobs)
+    return sorted(f"(message)\t\t{j.message}" if j.rule is None else f"{j.rule}\t{j.wildcards}\t{j.output}"
+                  for j in planned_jobs(dry_run_output))
 
 
 def plan(configfiles: list[str], tmp_path: Path) -> list[str]:
