@@ -52,20 +52,21 @@ sys.path.insert(0, str(ROOT / "workflow"))
 # cost and grow in number; rules not named are fixed
 from staticvec.config import load_config  # noqa: E402
 from staticvec.dag.dryrun import planned_jobs  # noqa: E402
+from staticvec.dag.paths import RulePaths  # noqa: E402
 from staticvec.dag.teacher import TeacherPlan  # noqa: E402
 from staticvec.report.reference import PER_SHARD_RULES as SHARD_RULES  # noqa: E402
 from staticvec.report.reference import WHOLE_CORPUS_RULES as CORPUS_RULES  # noqa: E402
 from staticvec.report.reference import read_benchmark  # noqa: E402
 
 
-def dry_run(configfiles: list[str]) -> list[dict]:
-    """The plan's jobs: rule, benchmark path (None for rules without one), threads."""
+def dry_run(configfiles: list[str]) -> tuple[list[dict], str]:
+    """The plan's jobs (rule, benchmark path or None for rules without one, threads) and its results directory."""
     cmd = ["snakemake", "-n", "--forceall", "--cores", "2", "--configfile", *configfiles]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"dry run failed: {' '.join(cmd)}\n{out.stderr[-2000:]}")
-    teacher_plan = TeacherPlan(load_config(configfiles))
-    teacher_benchmarks = Path(teacher_plan.results) / "benchmarks" / "teacher"
+    config = load_config(configfiles)
+    teacher_plan, paths = TeacherPlan(config), RulePaths(config["results_dir"])
     jobs = []
     for job in planned_jobs(out.stdout):
         if job.rule is not None:
@@ -75,13 +76,9 @@ def dry_run(configfiles: list[str]) -> list[dict]:
         t = re.match(r"^teacher (\S+) / set (\S+) / shard (\d+):", job.message)
         if t:
             jobs.append({"rule": "teacher_features", "threads": teacher_plan.feature_threads,
-                         "benchmark": str(teacher_benchmarks / t.group(1) / "features" / t.group(2)
-                                          / f"{t.group(3)}.tsv")})
-    return jobs
-
-
-def results_dir(configfiles: list[str]) -> str:
-    return load_config(configfiles)["results_dir"]
+                         "benchmark": paths.benchmark("teacher_features", teacher=t.group(1), fset=t.group(2),
+                                                      shard=t.group(3))})
+    return jobs, config["results_dir"]
 
 
 def relative(benchmark: str, results: str) -> str:
@@ -121,10 +118,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write the projection here")
     args = ap.parse_args(argv)
 
-    target_jobs = dry_run(args.target_config)
-    target_results = results_dir(args.target_config)
-    base_plan = dry_run(args.base_config)
-    base_results = results_dir(args.base_config)
+    target_jobs, target_results = dry_run(args.target_config)
+    base_plan, base_results = dry_run(args.base_config)
 
     # rule of each benchmark name, in both plans (names are relative to the run's benchmarks/)
     rule_of: dict = {}
