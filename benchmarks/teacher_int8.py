@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import copy
-import gzip
+import itertools
 import os
 import subprocess
 import sys
@@ -35,14 +35,10 @@ sys.path.insert(0, str(ROOT / "workflow"))
 
 
 def read_sentences(shard: Path, n: int) -> list[str]:
-    """The first ``n`` kept sentences of a corpus shard (``Sentence`` lines: text in the last column)."""
-    out = []
-    with gzip.open(shard, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            out.append(line.rstrip("\n").split("\t")[-1])
-            if len(out) >= n:
-                break
-    return out
+    """The first ``n`` sentences of a corpus shard, kept for training or not, as text."""
+    from staticvec.corpus.shards import iter_records
+
+    return [" ".join(record.tokens) for record in itertools.islice(iter_records(shard), n)]
 
 
 def main() -> int:
