@@ -48,12 +48,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
-# rule -> how its cost grows with the corpus (see the module text); per-input jobs (tokenize) keep their
-# cost and grow in number; rules not named are fixed
 from staticvec.config import load_config  # noqa: E402
 from staticvec.dag.dryrun import planned_jobs  # noqa: E402
 from staticvec.dag.paths import RulePaths  # noqa: E402
-from staticvec.dag.teacher import TeacherPlan  # noqa: E402
+from staticvec.dag.teacher import TeacherPlan, pass_of_message  # noqa: E402
+
+# rule -> how its cost grows with the corpus (see the module text); per-input jobs (tokenize) keep their
+# cost and grow in number; rules not named are fixed
 from staticvec.report.reference import PER_SHARD_RULES as SHARD_RULES  # noqa: E402
 from staticvec.report.reference import WHOLE_CORPUS_RULES as CORPUS_RULES  # noqa: E402
 from staticvec.report.reference import read_benchmark  # noqa: E402
@@ -73,11 +74,11 @@ def dry_run(configfiles: list[str]) -> tuple[list[dict], str]:
             jobs.append({"rule": job.rule, "benchmark": job.benchmark, "threads": job.threads})
             continue
         # a teacher pass prints its message instead of the rule's block (rule teacher_features)
-        t = re.match(r"^teacher (\S+) / set (\S+) / shard (\d+):", job.message)
-        if t:
+        teacher_pass = pass_of_message(job.message)
+        if teacher_pass:
+            teacher, fset, shard = teacher_pass
             jobs.append({"rule": "teacher_features", "threads": teacher_plan.feature_threads,
-                         "benchmark": paths.benchmark("teacher_features", teacher=t.group(1), fset=t.group(2),
-                                                      shard=t.group(3))})
+                         "benchmark": paths.benchmark("teacher_features", teacher=teacher, fset=fset, shard=shard)})
     return jobs, config["results_dir"]
 
 

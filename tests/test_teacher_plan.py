@@ -9,7 +9,7 @@ import pytest
 from staticvec.config import load_config, validate_config
 from staticvec.errors import StaticvecError
 from staticvec.teacher.cli import register
-from staticvec.dag.teacher import TeacherPlan, teacher_traits
+from staticvec.dag.teacher import TEACHER_PASS_MESSAGE, TeacherPlan, pass_of_message, teacher_traits
 
 
 @pytest.fixture(scope="module")
@@ -177,3 +177,18 @@ def test_feature_pass_threads_come_from_the_config(config):
     more["teacher"]["threads"] = 0
     with pytest.raises(StaticvecError, match="threads"):
         validate_config(more)
+
+
+def test_a_teacher_pass_message_reads_back_as_its_pass(config):
+    """The dry-run line of a teacher pass (the rule's message, formatted as Snakemake does) gives back its
+    teacher, set and shard, whatever the pass computes; any other message gives None."""
+    from types import SimpleNamespace
+
+    plan = TeacherPlan(config)
+    for teacher, fset, shard in (("minilm", "sentence", "00003"), ("bert-large-wwm", "semglove", "00255")):
+        line = TEACHER_PASS_MESSAGE.format(wildcards=SimpleNamespace(teacher=teacher, fset=fset, shard=shard),
+                                           params=SimpleNamespace(computes=plan.computes("minilm", "sentence")))
+        assert pass_of_message(line) == (teacher, fset, shard)
+    assert pass_of_message("teacher minilm (8 shard passes): sentence context") is None
+    assert pass_of_message("fitting the MLM head of minilm") is None
+

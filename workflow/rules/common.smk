@@ -10,7 +10,7 @@
 from staticvec.config import validate_config
 from staticvec.dag.semglove import SemgloveRules
 from staticvec.dag.rules import RuleFunctions
-from staticvec.dag.teacher import TeacherPlan
+from staticvec.dag.teacher import TEACHER_PASS_MESSAGE, TeacherPlan
 from staticvec.dag.workflow import Workflow
 
 validate_config(config, sources="config/config.yaml + --configfile overrides")

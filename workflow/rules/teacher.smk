@@ -38,7 +38,7 @@ rule teacher_features:
         computes=RF.teacher_pass_description,
     message:
         # the plan in a dry run: what this pass computes (`staticvec teacher plan` lists its readers)
-        "teacher {wildcards.teacher} / set {wildcards.fset} / shard {wildcards.shard}: {params.computes}"
+        TEACHER_PASS_MESSAGE
     log:
         P.log("teacher_features"),
     benchmark:

@@ -7,6 +7,7 @@ from :class:`TeacherPlan`, which is plain Python and tested like the rest of the
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -25,6 +26,18 @@ PAPER_TEACHERS = {
     "gpt2": {"mlm_head": False, "causal": True, "hidden_size": 768, "n_layers": 12},
 }
 
+
+# A teacher pass's line in a dry run: Snakemake prints a rule's ``message`` instead of its job block,
+# so this line is all a dry run says of the pass (rule teacher_features' message). Read back by
+# :func:`pass_of_message` (the scale projection, benchmarks/scale_projection.py).
+TEACHER_PASS_MESSAGE = "teacher {wildcards.teacher} / set {wildcards.fset} / shard {wildcards.shard}: {params.computes}"
+_TEACHER_PASS_LINE = re.compile(r"^teacher (?P<teacher>\S+) / set (?P<fset>\S+) / shard (?P<shard>\d+): ")
+
+
+def pass_of_message(message: str) -> tuple[str, str, str] | None:
+    """(teacher, feature set, shard) of a :data:`TEACHER_PASS_MESSAGE` line; None for any other message."""
+    m = _TEACHER_PASS_LINE.match(message)
+    return (m["teacher"], m["fset"], m["shard"]) if m else None
 
 def teacher_traits(spec: str) -> dict:
     """What a teacher is, read cheaply from its ``config.json`` (None where it cannot be known).
