@@ -219,16 +219,13 @@ def comparisons(claim: dict) -> list[Comparison]:
 
 
 def t_interval(values, level: float):
-    """(mean, low, high) of the values; low = high = mean for one value."""
-    from scipy.stats import t
+    """(mean, low, high) of the values (:func:`staticvec.stats.t_interval`); low = high = mean for one value."""
+    from staticvec.stats import t_interval as interval
 
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, mean, mean
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half
+    got = interval(values, level)
+    if got.n < 2:
+        return got.mean, got.mean, got.mean
+    return got.mean, got.low, got.high
 
 
 def decide(low: float, high: float, relation: str, tol: float) -> str:

@@ -190,13 +190,12 @@ def value_text(value) -> str:
 
 
 def _stats(values: list[float]) -> tuple[float, float | None, int]:
-    """(mean, sample s.d. or None, n) of the non-missing values; mean NaN when there are none."""
-    values = [v for v in values if v is not None and not math.isnan(v)]
-    if not values:
-        return math.nan, None, 0
-    mean = sum(values) / len(values)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None
-    return mean, sd, len(values)
+    """(mean, sample s.d. or None, n) of the non-missing values (:func:`staticvec.stats.describe`);
+    mean NaN when there are none (a gap in the line)."""
+    from staticvec.stats import describe
+
+    d = describe(values)
+    return (math.nan if d.mean is None else d.mean), d.sd, d.n
 
 
 def shard_tokens(corpus_manifest: dict, fraction: float) -> int:

@@ -318,13 +318,11 @@ def result_value(result: dict, target: str) -> tuple[float | None, int | None, i
 
 
 def _mean_sd(values: list[float]) -> tuple[float | None, float | None]:
-    values = [v for v in values if v is not None and not math.isnan(v)]
-    if not values:
-        return None, None
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, None
-    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    """Mean and sample sd of the finite values (:func:`staticvec.stats.describe`)."""
+    from staticvec.stats import describe
+
+    d = describe(values)
+    return d.mean, d.sd
 
 
 # ------------------------------------------------------------------ comparison
