@@ -73,9 +73,11 @@ def register(subparsers) -> None:
     p.set_defaults(handler=_summary)
 
     p = sub.add_parser("claims", help="decide the papers' claims (config/claims.yaml) from this run's results: "
-                                      "per-seed paired differences, 95 %% intervals, holds / fails / undecided")
+                                      "per-seed paired differences, 95 %% intervals, holds / fails (Holm) / "
+                                      "undecided / not tested, on the items every row scored")
     p.add_argument("results", nargs="*", metavar="KEY=RESULT.json",
-                   help="PROTOCOL/ID/SEED=FILE (intrinsic, one per seed), tagging/ID=FILE, classification/ID=FILE")
+                   help="PROTOCOL/ID/SEED=FILE (intrinsic, one per seed), tagging/ID=FILE, classification/ID=FILE, "
+                        "record/ID/SEED=FILE (a training record: its development curve)")
     p.add_argument("--spec", default="config/claims.yaml", help="the claims sheet")
     p.add_argument("--tables", default="config/tables.yaml", help="the tables sheet (the papers' printed numbers)")
     p.add_argument("--random", help="JSON list of the embedding ids whose intrinsic results depend on the seed "
