@@ -74,10 +74,10 @@ def test_holm_by_hand():
 
 
 def test_every_caller_gives_the_modules_numbers():
-    """The six places that report a mean, an sd or an interval over seeds read them from staticvec.stats."""
+    """The places that report a mean, an sd or an interval over seeds read them from staticvec.stats (the
+    claims' paired intervals: tests/test_claims.py)."""
     from staticvec.evaluate.classification import _mean_std
     from staticvec.evaluate.tagging.summary import mean_std
-    from staticvec.report.claims import t_interval as claims_interval
     from staticvec.report.figures import _stats
     from staticvec.report.summary import build_summary
     from staticvec.report.tables import _mean_sd
@@ -86,7 +86,6 @@ def test_every_caller_gives_the_modules_numbers():
     ref = t_interval(values)
     assert _mean_sd(values) == (ref.mean, ref.sd) and _stats(values) == (ref.mean, ref.sd, 4)
     assert mean_std(values) == (ref.mean, ref.sd) and _mean_std(values) == {"mean": ref.mean, "std": ref.sd}
-    assert claims_interval(values, 0.95) == (ref.mean, ref.low, ref.high)
     runs = [{"results": {"ws353": {"score": v / 100}}} for v in values]
     row = build_summary([{"id": "a"}], {("web", "a"): runs}, ["web"], ["ws353"]).iloc[0]
     assert (row["ci95_low"], row["ci95_high"]) == (pytest.approx(0.44574, abs=1e-5), pytest.approx(4.55426, abs=1e-5))
