@@ -1010,8 +1010,25 @@ class Workflow:
         """The claims' verdicts the summary's first lines count (none when no claim is selected)."""
         return [self.claims_file("json")] if self.selected_claims() else []
 
+    def claims_groups(self) -> list[str]:
+        """The groups of the selected claims, each drawn as a forest plot: the papers, in the papers'
+        order, then "beyond" (the claims no paper makes)."""
+        from staticvec.report.claims import GROUPS, group_of
+
+        present = {group_of(self.claims_spec["claims"][cid]) for cid in self.selected_claims()}
+        return [g for g in GROUPS if g in present]
+
+    @property
+    def claims_groups_regex(self) -> str:
+        return alternatives(self.claims_groups())
+
+    def claims_figure_file(self, group: str = "{group}", suffix: str = "pdf") -> str:
+        return f"{self.results_dir}/figures/{group}/claims.{suffix}"
+
     def claims_targets(self) -> list[str]:
-        return [self.claims_file("md")] if self.selected_claims() else []
+        if not self.selected_claims():
+            return []
+        return [self.claims_file("md"), *(self.claims_figure_file(g) for g in self.claims_groups())]
 
     # ------------------------------------------------------------ targets
     def final_targets(self) -> list[str]:

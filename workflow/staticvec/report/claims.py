@@ -744,7 +744,7 @@ def decide_parts(parts: list[list[dict]], alpha: float) -> list[dict]:
     m = len(family)
     for part in out:
         if part["status"] == "not tested":
-            part["reason"] = "not tested: " + "; ".join(dict.fromkeys(a["short"] for a in part["alternatives"]))
+            part["reason"] = "; ".join(dict.fromkeys(a["reason"] for a in part["alternatives"]))
             continue
         alternatives = part["alternatives"]
         single = alternatives[0] if len(alternatives) == 1 else None

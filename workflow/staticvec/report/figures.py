@@ -658,6 +658,19 @@ def add_caption(fig, lines: list[str], width: int = 130) -> None:
 # ------------------------------------------------------------------ one figure
 
 
+def save_figure(fig, title: str, out_pdf, out_png, dpi: int = 200) -> None:
+    """Write ``fig`` as PDF and PNG (each atomically, the caption kept by ``bbox_inches='tight'``), then close it."""
+    from staticvec.files import atomic_path
+
+    try:
+        for out, fmt in ((out_pdf, "pdf"), (out_png, "png")):
+            with atomic_path(out) as tmp:
+                fig.savefig(tmp, format=fmt, bbox_inches="tight", dpi=dpi if fmt == "png" else None,
+                            metadata={"Title": title} if fmt == "pdf" else None)
+    finally:
+        _pyplot().close(fig)
+
+
 def _seed_of(path: str | None):
     match = re.search(r"/seed(\d+)/", path or "")
     return int(match.group(1)) if match else None
@@ -673,7 +686,7 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
     manifest (provenance).
     """
     from staticvec.embeddings import Embeddings
-    from staticvec.files import atomic_path, sha256_of, write_json
+    from staticvec.files import sha256_of, write_json
 
     labels = {**(labels or {}), **(entry.get("labels") or {})}
     kind = entry["kind"]
@@ -750,13 +763,7 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
     made = manifest.get("provenance_caption")
     lines = [entry.get("caption", "").strip(), ours, f"Made with: {made}." if made else "Made with: (no run manifest)."]
     add_caption(fig, lines)
-    try:
-        for out, fmt in ((out_pdf, "pdf"), (out_png, "png")):
-            with atomic_path(out) as tmp:
-                fig.savefig(tmp, format=fmt, bbox_inches="tight", dpi=200 if fmt == "png" else None,
-                            metadata={"Title": entry["title"]} if fmt == "pdf" else None)
-    finally:
-        _pyplot().close(fig)
+    save_figure(fig, entry["title"], out_pdf, out_png)
     record = {
         "figure": fid,
         "title": entry["title"],
