@@ -121,8 +121,8 @@ def _is_best(value, best) -> bool:
 
 
 def write_summary(frame, caption: str, csv_path, md_path, html_path=None, claims: dict | None = None) -> None:
-    """``claims``: {paper: {holds, fails, undecided, flagged}} (tables/claims.json's counts), one line
-    per paper above the table."""
+    """``claims``: {group: {holds, fails, undecided, not_tested, flagged}} (tables/claims.json's counts:
+    each paper, then the claims beyond the papers), one line per group above the table."""
     from staticvec.files import atomic_open
     from staticvec.report.claims import counts_lines, to_html_block
 
