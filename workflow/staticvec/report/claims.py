@@ -956,11 +956,18 @@ def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = No
         lines.append(f"- {line}")
     lines.append("")
     for group in summary:
-        lines += [f"### {GROUPS.get(group, group)}", "",
-                  "| claim | in the paper | tested | verdict | comparison (points) | paper | ours: mean [CI] | seeds "
+        mine = [r for r in records if r["group"] == group]
+        skipped = (not_encoded or {}).get(group) or []
+        lines += [f"### {GROUPS.get(group, group)}", ""]
+        if group == BEYOND:
+            lines += [f"{len(mine)} comparisons that no paper makes (origin: ours), counted apart from the papers'.", ""]
+        else:
+            lines += [f"{len(mine)} sentences of the paper encoded, one claim each (its place and words in the second "
+                      f"column); {len(skipped)} not decided here, listed after the table with the reason.", ""]
+        lines += ["| claim | in the paper | tested | verdict | comparison (points) | paper | ours: mean [CI] | seeds "
                   "| items | part |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-        for r in (x for x in records if x["group"] == group):
+        for r in mine:
             first = True
             for part in r["parts"]:
                 for c in part["alternatives"]:
@@ -983,7 +990,6 @@ def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = No
                     cells = head + [comp, _paper_cell(c), _ours(c), str(c["n"]), _items(c), f"{verdict}: {why}"]
                     lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
         lines.append("")
-        skipped = (not_encoded or {}).get(group) or []
         if skipped:
             lines += ["Sentences of the paper not decided here:", ""]
             lines += [f"- {s['at']}: “{s['sentence']}” — {s['why']}" for s in skipped]
