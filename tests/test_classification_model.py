@@ -228,17 +228,17 @@ def test_training_on_cuda_equals_it_on_the_cpu():
     settings = ClassifierSettings(filters=8, batch_size=16, dropout=0.0)
     states, predictions = {}, {}
     with exact_float32():
-        for device in ("cpu", DEVICE):
+        for side, device in (("cpu", "cpu"), ("device", DEVICE)):  # by side: the CPU stand-in compares two runs
             table = torch.from_numpy(words.vectors).to(device)
             encoded = EncodedSentences(data, words.index, 64, 3, device)
             model = train(table, 2, encoded, 1e-2, 4, 7, settings)
             assert all(p.device.type == device.split(":")[0] for p in model.parameters())
-            states[device] = {k: v.cpu() for k, v in model.state_dict().items()}
-            predictions[device] = predict(model, encoded)
+            states[side] = {k: v.cpu() for k, v in model.state_dict().items()}
+            predictions[side] = predict(model, encoded)
     torch.manual_seed(7)  # the initialisation train() starts from
     start = SentenceCNN(torch.from_numpy(words.vectors), 2, 8, 3, 0.0).state_dict()
     for key, value in states["cpu"].items():
         assert (value - start[key]).abs().max() > 1e-3, key  # training moved it
-        torch.testing.assert_close(states[DEVICE][key], value, rtol=1e-4, atol=1e-5, msg=key)
-    np.testing.assert_array_equal(predictions[DEVICE], predictions["cpu"])
+        torch.testing.assert_close(states["device"][key], value, rtol=1e-4, atol=1e-5, msg=key)
+    np.testing.assert_array_equal(predictions["device"], predictions["cpu"])
     assert accuracy(data.labels, predictions["cpu"]) > 0.9  # it learnt the task: a comparison of trained models

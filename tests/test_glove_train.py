@@ -120,12 +120,12 @@ def test_cuda_engine_equals_the_torch_engine_on_the_cpu(tmp_path, bias_lr_scaled
     i, j, x, _ = planted(n_words=40, seed=2)
     vocab = make_vocab(40)
     path = store_of(tmp_path, vocab, i, j, x)
-    runs = {}
-    for device in ("cpu", DEVICE):
+    runs = {}  # by side, not device: the CPU stand-in compares two runs too
+    for side, device in (("cpu", "cpu"), ("device", DEVICE)):
         cfg = GloveConfig(dim=12, iterations=6, seed=4, batch_size=len(i), bias_lr_scaled=bias_lr_scaled,
                           grad_clip=grad_clip, device=device)
-        runs[device] = train_glove(path, vocab, cfg, engine="torch", work_dir=tmp_path / device)
-    cpu, gpu = runs["cpu"], runs[DEVICE]
+        runs[side] = train_glove(path, vocab, cfg, engine="torch", work_dir=tmp_path / side)
+    cpu, gpu = runs["cpu"], runs["device"]
     start = init_state(len(vocab), 12, 4)
     assert np.abs(cpu.W - start.W).max() > 1e-2  # training moved the vectors: not two initialisations compared
     for name in ("W", "b", "gW", "gb"):

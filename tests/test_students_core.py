@@ -234,8 +234,8 @@ def test_cuda_run_equals_cpu_run(method, options):
         block["word_vectors"] = block["word_vectors"].astype(np.float16)
         block["sentence_vectors"] = block["sentence_vectors"].astype(np.float16)
     counts = np.arange(30, 0, -1) * 10
-    initial, tables, curves = {}, {}, {}
-    for device in ("cpu", DEVICE):
+    initial, tables, curves = {}, {}, {}  # by side, not device: the CPU stand-in compares two runs too
+    for side, device in (("cpu", "cpu"), ("device", DEVICE)):
         if method == "x2static":
             p = X2StaticParams(negatives=3, batch_sentences=4, subsample_t=1e-2, engine="autograd", **options)
             model = X2Static(counts, 8, p, device=device, seed=5)
@@ -244,17 +244,17 @@ def test_cuda_run_equals_cpu_run(method, options):
             p = params_cls(dim=6, window=2, negatives=3, batch_centres=16, context_init="uniform", engine="autograd",
                            **options)
             model = cls(counts, 8, p, device=device, seed=5)
-        initial[device] = {**{f"t.{k}": v.detach().cpu().clone() for k, v in model.tables.items()},
+        initial[side] = {**{f"t.{k}": v.detach().cpu().clone() for k, v in model.tables.items()},
                            **{f"d.{k}": v.detach().cpu().clone() for k, v in model.dense.items()}}
         rec = train(model, MemoryBlocks(blocks), p.loop_settings(), seed=11, progress=False)
         assert rec["device"] == device and rec["engine"] == "autograd" and rec["steps"] >= 20
-        tables[device] = {**{f"t.{k}": v.detach().cpu() for k, v in model.tables.items()},
+        tables[side] = {**{f"t.{k}": v.detach().cpu() for k, v in model.tables.items()},
                           **{f"d.{k}": v.detach().cpu() for k, v in model.dense.items()}}
-        curves[device] = [c["loss_per_step"] for c in rec["curve"]]
-        if device != "cpu":
+        curves[side] = [c["loss_per_step"] for c in rec["curve"]]
+        if side == "device":
             assert all(v.device.type == device.split(":")[0] for v in [*model.tables.values(), *model.dense.values()])
     for name, value in tables["cpu"].items():
-        torch.testing.assert_close(initial[DEVICE][name], initial["cpu"][name])  # the same start on both devices
+        torch.testing.assert_close(initial["device"][name], initial["cpu"][name])  # the same start on both devices
         assert (value - initial["cpu"][name]).abs().max() > 1e-4, name  # and training moved it
-        torch.testing.assert_close(tables[DEVICE][name], value, rtol=1e-4, atol=1e-5, msg=name)
-    np.testing.assert_allclose(curves[DEVICE], curves["cpu"], rtol=1e-5)
+        torch.testing.assert_close(tables["device"][name], value, rtol=1e-4, atol=1e-5, msg=name)
+    np.testing.assert_allclose(curves["device"], curves["cpu"], rtol=1e-5)
