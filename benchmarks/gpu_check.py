@@ -44,9 +44,11 @@ import gc
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections import Counter
@@ -827,13 +829,14 @@ def main(argv=None) -> int:
     ap.add_argument("--paper", dest="smoke", action="store_false", help="paper shapes on the GPU (the default)")
     ap.add_argument("--device", default=None, help="default: cuda (cpu with --smoke)")
     ap.add_argument("--out", default=os.environ.get("OUT") or "gpu_check_out", help="where the JSON and Markdown go")
-    ap.add_argument("--work", default=None, help="scratch files (the synthetic store); default: OUT/work")
+    ap.add_argument("--work", default=None, help="scratch files (the 600 MB synthetic store), removed at the end; "
+                    "default: a directory under the system's temporary directory (not under --out, whose files travel back)")
     ap.add_argument("--deadline", type=float, default=190.0,
                     help="seconds for the whole script: a section that would not fit the time left is skipped")
     ap.add_argument("--sections", nargs="*", default=None, help="only these sections")
     args = ap.parse_args(argv)
     args.device = args.device or ("cpu" if args.smoke else "cuda")
-    args.work = args.work or str(Path(args.out) / "work")
+    args.work = args.work or tempfile.mkdtemp(prefix="staticvec-gpu-check-")
     started = time.perf_counter()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
@@ -891,6 +894,7 @@ def main(argv=None) -> int:
         if section.get("error"):
             print(section["error"], file=sys.stderr, flush=True)
     signal.signal(signal.SIGALRM, previous_handler)
+    shutil.rmtree(args.work, ignore_errors=True)
     print(f"wrote {Path(args.out) / 'gpu_check.json'} and gpu_check.md in {time.perf_counter() - started:.0f} s", flush=True)
     return 1 if failed else 0
 

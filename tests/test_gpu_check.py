@@ -14,6 +14,8 @@ from cuda_fixtures import CUDA_TEST_FILES
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # the smoke run sets one thread; restored after the module
+
 
 @pytest.fixture(scope="module")
 def gpu_check(repo_root):
