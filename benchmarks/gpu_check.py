@@ -25,7 +25,7 @@ skipped, and the JSON and the Markdown are rewritten after every section, so a s
 - ``glove_cpu``: GloVe's numba engine on the host's CPU over the same store, with the paper config's threads (the
   CPU-node side of the comparison).
 - ``students``: BERT+Skip-gram, Context-to-Vec and X2Static with the paper config's parameters, on the CUDA path
-  (the autograd engine), over synthetic float16 blocks of 4,096 sentences of the teacher's width (768) and a
+  (the autograd engine), over synthetic float16 blocks of 1,024 sentences of the teacher's width (768) and a
   750k-word vocabulary.
 - ``tagger``: the BiLSTM-CRF with the paper config's NCRF++ settings (character CNN, SGD, batches of 10), one
   training epoch sized to the budget and Viterbi decoding, on a synthetic POS-shaped task with 300-d vectors.
@@ -395,11 +395,12 @@ def teacher_section(ctx, section, hub_name: str, teacher_id: str, fsets: list[st
         t0 = time.perf_counter()
         extractor.extract(warm)
         ctx.clock.sync()
-        # a whole part is the job's unit (its length-sorted batches pad least); where the warm-up says one would take
-        # more than the budget, smaller parts, so that the alarm never takes the figure (recorded in the shape)
+        # a whole part is the job's unit (its length-sorted batches pad least); where the warm-up (its first calls
+        # included: an overestimate) says one would take more than twice the budget, smaller parts, so that the
+        # section's alarm never takes the figure (the part size is in the shape)
         per_sentence = (time.perf_counter() - t0) / len(warm.sentences)
         part_sentences = ctx.part_sentences
-        while part_sentences > min(256, ctx.part_sentences // 4) and per_sentence * part_sentences > budgets[fset]:
+        while part_sentences > min(256, ctx.part_sentences // 4) and per_sentence * part_sentences > 2 * budgets[fset]:
             part_sentences //= 2
         timed_parts = parts if part_sentences == ctx.part_sentences else \
             parts_of(ctx.sentences, part_sentences, np.random.default_rng(2))
@@ -589,7 +590,8 @@ def students_section(ctx, section, budget_each: float):
 
     from staticvec.train.negative_sampling import train
 
-    vocab, dim, n_sent = (5000, 32, 64) if ctx.smoke else (750_000, 768, 4096)
+    # blocks of 1,024 sentences (a quarter of a stored part): the budget is checked between blocks
+    vocab, dim, n_sent = (5000, 32, 64) if ctx.smoke else (750_000, 768, 1024)
     (block,), counts = synthetic_blocks(1, n_sent, vocab, dim, seed=0)
     (warm,), _ = synthetic_blocks(1, 32, vocab, dim, seed=1)
     for method in ("bert_sg", "c2v", "x2static"):
