@@ -631,8 +631,8 @@ def _random_words(rng, n: int) -> list[str]:
             w = w.capitalize()
         elif shapes[len(out)] == 1:
             w = w + str(int(rng.integers(0, 100)))
-        if w not in words:
-            words.add(w)
+        if w.lower() not in words:  # unique also once lower-cased (the tagger's table is lower-cased)
+            words.add(w.lower())
             out.append(w)
     return out
 
