@@ -105,7 +105,7 @@ def test_cli_checkpoint_is_resumed_and_removed(setup, tmp_path):
     assert run(*args, "--out", tmp_path / "full.bin") == 0
     # a checkpoint of the first shard's blocks, written by an interrupted run of the same settings
     from staticvec.train import bert_skipgram as bs
-    from staticvec.train import negative_sampling as ns
+    from staticvec.train import loop as ns
 
     # the autograd engine's step, the fast engine's block
     real, real_fast = ns.optimisation_step, bs.ContextualSkipGram.run_block
