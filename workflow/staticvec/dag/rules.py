@@ -212,7 +212,7 @@ class RuleFunctions:
         spec, params = W.spec(wildcards.emb), W.params(wildcards.emb)
         k = len(W.emb_shard_ids(wildcards.emb))
         return {
-            "features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(spec.method, params), k),
+            "features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(params), k),
             "vocab": W.emb_vocab(wildcards.emb),  # a corpus fraction's own vocabulary (features remapped to it)
             "feature_vocab": self.TP.vocab(),  # the vocabulary whose ids the features hold
             **W.dev_curve_inputs(wildcards.emb),  # Wang Figure 5: a dev set scored during training
