@@ -11,7 +11,8 @@ import re
 import shlex
 from pathlib import Path
 
-from staticvec.dag.common import corpus_shard, corpus_vocab, fraction_shard_ids, teacher_model, vocab_args
+from staticvec.dag.common import (corpus_shard, corpus_vocab, device_flags, fraction_shard_ids, online_flags, teacher_model,
+                                  vocab_args)
 from staticvec.errors import StaticvecError
 from staticvec.methods import REGISTRY, student_methods
 from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher
@@ -173,13 +174,11 @@ class TeacherPlan:
 
     # ------------------------------------------------------------ flags
     def _teacher_args(self, teacher: str) -> list[str]:
-        args = ["--teacher", self.model(teacher), "--device", self.config.get("device", "auto"),
+        args = ["--teacher", self.model(teacher), *device_flags(self.config),
                 "--dtype", self.tc.get("dtype", "auto"), "--batch-tokens", str(self.tc["batch_tokens"])]
         if self.tc.get("max_length"):
             args += ["--max-length", str(self.tc["max_length"])]
-        if not self.tc["offline"]:
-            args.append("--online")
-        return args
+        return args + online_flags(self.config)
 
     def _vocab_args(self) -> list[str]:
         return vocab_args(self.config)
