@@ -14,10 +14,10 @@ from student_fixtures import MemoryBlocks, random_block  # noqa: E402
 
 from staticvec.train.bert_skipgram import BertSGParams, BertSkipGram  # noqa: E402
 from staticvec.train.context2vec import C2VParams, ContextToVec  # noqa: E402
-from staticvec.train.negative_sampling import (  # noqa: E402
-    Batch, Model, Optimizer, UnigramSampler, context_windows, keep_probabilities, learning_rate,
-    optimisation_step, train,
-)
+from staticvec.train.loop import optimisation_step, train  # noqa: E402
+from staticvec.train.negative_sampling import UnigramSampler, context_windows, keep_probabilities  # noqa: E402
+from staticvec.train.optimizer import Optimizer, learning_rate  # noqa: E402
+from staticvec.train.student import Batch, Student  # noqa: E402
 from staticvec.train.x2static import X2Static, X2StaticParams  # noqa: E402
 
 torch.set_num_threads(1)
@@ -111,7 +111,7 @@ def test_lazy_adam_equals_torch_sparse_adam_and_dense_adam():
     torch.testing.assert_close(dense, dense_ref.data, rtol=1e-5, atol=1e-6)
 
 
-class _Quadratic(Model):
+class _Quadratic(Student):
     """A toy model: loss = Σ (table rows · dense)², rows given per batch (with duplicates and padding)."""
 
     def __init__(self, V=9, d=4):
@@ -119,6 +119,9 @@ class _Quadratic(Model):
         self.tables = {"T": torch.randn(V, d, generator=g)}
         self.dense = {"w": torch.randn(d, generator=g).requires_grad_(True)}
         self.device = "cpu"
+
+    def batches(self, block, rng):  # the test hands it batches itself
+        return iter(())
 
     def loss(self, batch, rows, dense):
         return ((rows["T"] @ dense["w"]) ** 2 * batch.data["scale"]).sum()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -70,29 +70,6 @@ class Embeddings:
             norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)
             self._unit = self.vectors / np.where(norms > 0, norms, 1.0)
         return self._unit
-
-    def mean_vector(self) -> np.ndarray:
-        return self.vectors.mean(axis=0)
-
-    def most_similar(self, word_or_vector, topn: int = 10, exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
-        """Nearest neighbours by cosine; a query word is excluded from its own list."""
-        unit = self.unit_vectors()
-        if isinstance(word_or_vector, str):
-            query = unit[self.index[word_or_vector]]
-            exclude = {word_or_vector, *exclude}
-        else:
-            query = np.asarray(word_or_vector, dtype=np.float32)
-            query = query / (np.linalg.norm(query) or 1.0)
-            exclude = set(exclude)
-        scores = unit @ query
-        order = np.argsort(-scores, kind="stable")
-        result = []
-        for i in order:
-            if self.words[i] not in exclude:
-                result.append((self.words[i], float(scores[i])))
-                if len(result) == topn:
-                    break
-        return result
 
     def restrict(self, max_words: int) -> "Embeddings":
         """The first ``max_words`` rows (files are frequency-ordered: MUSE reads the top 200k)."""

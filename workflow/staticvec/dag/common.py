@@ -1,5 +1,6 @@
 """What every planning object needs of the corpus and the teachers, written once: the corpus' shard and
-vocabulary files, the shards of a corpus fraction, the vocabulary flags, and a teacher id's model."""
+vocabulary files, the shards of a corpus fraction, the vocabulary, device and online flags, and a teacher
+id's model."""
 
 from __future__ import annotations
 
@@ -39,6 +40,16 @@ def vocab_args(config: dict) -> list[str]:
     if corpus.get("max_vocab"):
         args += ["--max-vocab", str(corpus["max_vocab"])]
     return args
+
+
+def device_flags(config: dict) -> list[str]:
+    """--device of every job that runs torch: the run's ``device`` (auto: CUDA where torch sees one)."""
+    return ["--device", config.get("device", "auto")]
+
+
+def online_flags(config: dict) -> list[str]:
+    """--online for every job that loads a teacher, where ``teacher.offline`` is false (offline by default)."""
+    return [] if config.get("teacher", {}).get("offline", True) else ["--online"]
 
 
 def teacher_model(config: dict, teacher_id: str) -> str:

@@ -14,6 +14,7 @@ import shlex
 
 from staticvec.dag import arguments
 from staticvec.dag import post as post_targets
+from staticvec.dag.common import device_flags, online_flags
 from staticvec.dag.paths import RulePaths
 from staticvec.methods import REGISTRY, trainer_params
 
@@ -29,9 +30,13 @@ class RuleFunctions:
         self.tag_seeds = tagging.get("seeds") or config.get("seeds", [1])
         self.tag_tasks = tagging.get("tasks", ["chunk", "pos", "ner"])
         self.tag_threads = tagging.get("threads", 1)
-        self.device = config.get("device", "auto")
 
     # ------------------------------------------------------------ generic
+    @property
+    def device(self) -> str:
+        """The run's device (GloVe's rule passes it as ``--device {params.device}``)."""
+        return device_flags(self.config)[1]
+
     @staticmethod
     def parent_dir(wildcards, output) -> str:
         """The directory of a rule's first output (commands that write a directory of files)."""
@@ -172,8 +177,8 @@ class RuleFunctions:
     def bert_sg_attention_args(self, wildcards) -> str:
         """The teacher (for the sentence's pieces) and the figures sheet's attention sentences."""
         teacher = self.W.teacher_model(self.W.spec(wildcards.emb).teacher)
-        online = [] if self.config["teacher"]["offline"] else ["--online"]
-        return shlex.join(["--teacher", teacher, "--device", self.device, *online]) + " " + self.W.attention_sentence_args()
+        return shlex.join(["--teacher", teacher, *device_flags(self.config), *online_flags(self.config)]) + " " + \
+            self.W.attention_sentence_args()
 
     def glove_store(self, wildcards) -> str:
         """GloVe's window counts of the entry's corpus fraction, or the SemGloVe variant's store."""
@@ -204,15 +209,15 @@ class RuleFunctions:
         """The job's flags of ``staticvec train model2vec``: the entry's teacher, the run's device and offline setting."""
         spec = self.W.spec(wildcards.emb)
         args = ["--teacher", self.W.teacher_model(spec.teacher or self.config["teacher"]["default"]),
-                "--device", self.device]
-        return shlex.join(args + ([] if self.config["teacher"]["offline"] else ["--online"]))
+                *device_flags(self.config)]
+        return shlex.join(args + online_flags(self.config))
 
     def student_inputs(self, wildcards) -> dict:
         W = self.W
         spec, params = W.spec(wildcards.emb), W.params(wildcards.emb)
         k = len(W.emb_shard_ids(wildcards.emb))
         return {
-            "features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(spec.method, params), k),
+            "features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(params), k),
             "vocab": W.emb_vocab(wildcards.emb),  # a corpus fraction's own vocabulary (features remapped to it)
             "feature_vocab": self.TP.vocab(),  # the vocabulary whose ids the features hold
             **W.dev_curve_inputs(wildcards.emb),  # Wang Figure 5: a dev set scored during training
@@ -221,7 +226,7 @@ class RuleFunctions:
     def student_args(self, wildcards) -> str:
         """A distillation job's flags: checkpoint interval (seconds), device, development curve."""
         params = self.W.params(wildcards.emb)
-        return shlex.join(["--checkpoint-every", str(params["checkpoint_every"]), "--device", self.device]) + \
+        return shlex.join(["--checkpoint-every", str(params["checkpoint_every"]), *device_flags(self.config)]) + \
             " " + self.W.dev_curve_args(wildcards.emb)
 
     # ------------------------------------------------------------ evaluation
@@ -310,7 +315,7 @@ class RuleFunctions:
         return self.W.teacher_model(wildcards.teacher)
 
     def tag_online_flag(self) -> str:
-        return "" if self.config.get("teacher", {}).get("offline", True) else "--online"
+        return shlex.join(online_flags(self.config))
 
     # ------------------------------------------------------------ report
     def config_json(self) -> str:

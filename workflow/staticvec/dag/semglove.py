@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import shlex
 
-from staticvec.dag.common import fraction_shard_ids, vocab_args
+from staticvec.dag.common import device_flags, fraction_shard_ids, online_flags, vocab_args
 from staticvec.dag.workflow import alternatives
 from staticvec.errors import StaticvecError
 
@@ -154,10 +154,7 @@ class SemgloveRules:
         return " ".join(self.vocab_args())
 
     def teacher_args(self) -> list[str]:
-        args = ["--teacher", self.tp.model(self.teacher)]
-        if not self.config["teacher"]["offline"]:
-            args.append("--online")
-        return args
+        return ["--teacher", self.tp.model(self.teacher), *online_flags(self.config)]
 
     def shard_args(self, outputs: dict[str, str] | None = None) -> str:
         """Flags of ``staticvec cooc semglove`` for one shard (``outputs``: variant → path)."""
@@ -168,7 +165,7 @@ class SemgloveRules:
             args += self.teacher_args()
         if self.recompute:
             tc, fs = self.config["teacher"], self.tp.feature_set(self.fset)
-            args += ["--device", self.config.get("device", "auto"), "--dtype", tc.get("dtype", "auto"),
+            args += [*device_flags(self.config), "--dtype", tc.get("dtype", "auto"),
                      "--batch-tokens", str(tc["batch_tokens"]), "--part-sentences", str(tc["part_sentences"]),
                      "--mlm-topk", str(fs.get("mlm_topk") or 0), "--mlm-mode", tc.get("mlm_mode", "auto"),
                      "--mlm-masking", tc.get("mlm_masking", "whole_word")]

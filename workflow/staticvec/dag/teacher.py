@@ -11,9 +11,10 @@ import re
 import shlex
 from pathlib import Path
 
-from staticvec.dag.common import corpus_shard, corpus_vocab, fraction_shard_ids, teacher_model, vocab_args
+from staticvec.dag.common import (corpus_shard, corpus_vocab, device_flags, fraction_shard_ids, online_flags, teacher_model,
+                                  vocab_args)
 from staticvec.errors import StaticvecError
-from staticvec.methods import student_methods
+from staticvec.methods import REGISTRY, student_methods
 from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher
 
 
@@ -80,6 +81,15 @@ def teacher_traits(spec: str) -> dict:
     return {"mlm_head": False if key in MINILM_ALIASES else mlm, "causal": causal,
             "hidden_size": config.get("hidden_size") or config.get("n_embd"),
             "n_layers": config.get("num_hidden_layers") or config.get("n_layer")}
+
+
+def _student_feature_sets(method: str) -> list[str]:
+    """The feature sets a student can read, where no sheet says which it does: the values its config
+    schema allows for ``context`` (``sentence`` for a student without that parameter)."""
+    from staticvec.config import config_schema
+
+    block = config_schema()["properties"]["methods"]["properties"].get(REGISTRY[method].config_block, {})
+    return list(block.get("properties", {}).get("context", {}).get("enum", ["sentence"]))
 
 
 class TeacherPlan:
@@ -164,13 +174,11 @@ class TeacherPlan:
 
     # ------------------------------------------------------------ flags
     def _teacher_args(self, teacher: str) -> list[str]:
-        args = ["--teacher", self.model(teacher), "--device", self.config.get("device", "auto"),
+        args = ["--teacher", self.model(teacher), *device_flags(self.config),
                 "--dtype", self.tc.get("dtype", "auto"), "--batch-tokens", str(self.tc["batch_tokens"])]
         if self.tc.get("max_length"):
             args += ["--max-length", str(self.tc["max_length"])]
-        if not self.tc["offline"]:
-            args.append("--online")
-        return args
+        return args + online_flags(self.config)
 
     def _vocab_args(self) -> list[str]:
         return vocab_args(self.config)
@@ -236,9 +244,11 @@ class TeacherPlan:
 
     # ------------------------------------------------------------ which pass serves which reader
     @staticmethod
-    def student_feature_set(method: str, params: dict) -> str:
-        """The set a distillation student reads (its training rule's inputs and the passes' readers)."""
-        return "paragraph" if method == "x2static" and params.get("context") == "paragraph" else "sentence"
+    def student_feature_set(params: dict) -> str:
+        """The set a distillation student reads (its training rule's inputs and the passes' readers): the
+        teacher inputs of its ``context`` parameter (``sentence`` | ``paragraph``), ``sentence`` for a
+        student without one (the trainer's side: ``staticvec.train.student.Student.context_of``)."""
+        return params.get("context", "sentence")
 
     def computes(self, teacher: str, fset: str) -> str:
         """What one pass of ``fset`` computes, in words (from the same flags the rule passes)."""
@@ -285,7 +295,7 @@ class TeacherPlan:
             for eid in sheet.ids():
                 spec = sheet[eid]
                 if spec.method in student_methods():
-                    add(spec.teacher, self.student_feature_set(spec.method, spec.params), eid)
+                    add(spec.teacher, self.student_feature_set(spec.params), eid)
                 elif spec.method == "semglove" and sc:
                     add(sc.get("teacher"), sc["feature_set"], eid)
                 elif spec.method == "ase" and ase_set:
@@ -293,9 +303,10 @@ class TeacherPlan:
         else:
             if sc:
                 add(sc.get("teacher"), sc["feature_set"], "SemGloVe builders")
-            for method in ("bert_sg", "c2v", "x2static sentence"):
-                add(None, "sentence", method)
-            add(None, "paragraph", "x2static paragraph")
+            for method in student_methods():
+                sets = _student_feature_sets(method)
+                for fset in sets:
+                    add(None, fset, method if len(sets) == 1 else f"{method} {fset}")
             if ase_set:
                 add(None, ase_set, "ase")
         out = []

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
-import os
 import time
 import typing
 from pathlib import Path
@@ -27,20 +26,13 @@ import numpy as np
 
 from staticvec.cli_args import (add_group, add_out_arg, add_record_arg, add_seed_arg, add_vocab_args, json_or_file,
                                 load_vocab_of)
+from staticvec.device import default_threads
 from staticvec.errors import StaticvecError
 
 log = logging.getLogger(__name__)
 
 SEED_HELP = "random seed (initialisation, sampling, shuffling; default 1)"
 
-
-
-def default_threads() -> int:
-    """The cores this process may use (Snakemake/SLURM restrict the affinity mask)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 # ---------------------------------------------------------------- parsers
@@ -424,106 +416,19 @@ def _model2vec(args) -> int:
 
 
 def _student(args) -> int:
+    """``staticvec train <student>``: :func:`staticvec.train.api.train_student` behind its flags."""
+    from staticvec.train.api import student_class, train_student
 
-    import numpy as np
-    import torch
-
-    from staticvec.corpus.vocab import Vocabulary
-    from staticvec.embeddings import Embeddings
-    from staticvec.files import sha256_of, write_json
-    from staticvec.device import resolve_device
-    from staticvec.train.negative_sampling import train
-    from staticvec.methods import student_trainer
-    from staticvec.train.teacher_blocks import RecomputedFeatures, StoredFeatures, vocabulary_remap
-
-    module, params_cls, model_cls = student_trainer(args.method)
-    params = build_params(args, params_cls)
-    threads = args.threads or (default_threads() if args.shards else 1)
-    torch.set_num_threads(threads)
-    from staticvec.train.negative_sampling import fast_engine_threads
-
-    fast_engine_threads(threads)  # the fast engine's kernels (numba) run on as many threads
-    device = resolve_device(args.device)
-    vocab = Vocabulary.load(args.vocab, params.min_count, params.max_vocab)
-    if not len(vocab):
-        raise StaticvecError(f"{args.vocab}: no word with count >= {params.min_count}")
-    keys = model_cls.feature_keys_for(params)
-
-    if bool(args.features) == bool(args.shards):
-        raise StaticvecError("give either --features (stored teacher features) or --shards with --teacher (recompute)")
-    if args.features:
-        source = StoredFeatures(args.features, keys)
-        feature_vocab_path = args.feature_vocab or args.vocab
-        feature_vocab = Vocabulary.load(feature_vocab_path, max_size=source.meta.get("vocab_size"))
-        source.check_vocabulary(feature_vocab_path, feature_vocab)
-        wanted = getattr(params, "context", "sentence")
-        if source.context != wanted:
-            raise StaticvecError(f"{args.features[0]}: features computed with {source.context} inputs, but the "
-                                 f"{args.method} run asks for context {wanted!r}")
-        if feature_vocab.words[: len(vocab)] != vocab.words or len(feature_vocab) != len(vocab):
-            source.remap = vocabulary_remap(feature_vocab.words, vocab.index)
-            log.info("feature word ids remapped: %d feature words -> %d method words", len(feature_vocab), len(vocab))
-    else:
-        if not args.teacher:
-            raise StaticvecError("--shards needs --teacher (the recompute path runs the teacher now)")
-        from staticvec.teacher.load import load_teacher
-
-        teacher = load_teacher(args.teacher, device=args.device, offline=not args.online)
-        context = getattr(params, "context", "sentence")  # x2static's sentence/paragraph inputs
-        source = RecomputedFeatures(args.shards, teacher, vocab, keys, context=context,
-                                    part_sentences=args.part_sentences, batch_tokens=args.batch_tokens)
-
-    model = model_cls(np.asarray(vocab.counts), source.hidden_size, params, device, args.seed)
-    settings = params.loop_settings()
-    settings.checkpoint_every = args.checkpoint_every
-    run = {"method": args.method, "params": dataclasses.asdict(params), "vocab_sha256": sha256_of(args.vocab),
-           "vocab_size": len(vocab), "source": source.describe()}
-    table_name = "U" if args.method == "x2static" else "ctx"
-    dev = None
-    if args.dev_set and args.dev_points > 0:
-        from staticvec.train.dev_curve import DevCurve
-
-        dev = source = DevCurve(source, model, table_name, vocab.words, args.dev_set, args.dev_points, args.dev_oov,
-                                settings.epochs)
-    started = time.time()
-    record = train(model, source, settings, seed=args.seed, checkpoint=args.checkpoint, fingerprint=run,
-                   name=args.method, progress=args.progress)
-    table = model.tables[table_name].detach().cpu().numpy()
-    Embeddings(vocab.words, table.astype(np.float32), vocab.counts).save(args.out)
-    if args.model and hasattr(model, "save_model"):
-        model.save_model(args.model, vocab.words, source.describe().get("teacher"))
-    out = {
-        **run,
-        "output": {"embeddings": str(args.out), "table": "U (target table)" if args.method == "x2static" else
-                   "V' / u' (static context table)", "words": len(vocab), "dim": int(table.shape[1]),
-                   "model": args.model},
-        "options": _options(params, module.RELEASED_CODE),
-        "seed": args.seed,
-        "device": device,
-        "threads": torch.get_num_threads(),
-        "fast_engine_threads": fast_engine_threads(),
-        "torch": torch.__version__,
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "seconds": round(time.time() - started, 3),
-        "train": record,
-    }
-    if dev is not None:
-        out["dev_curve"] = dev.finish()
-    write_json(args.record or f"{args.out}.json", out)
-    if args.checkpoint and Path(args.checkpoint).exists():
-        Path(args.checkpoint).unlink()  # the run is complete: its outputs replace the checkpoint
-    log.info("%s: %d words × %d written to %s (%.1f s; static update %.0f%% of the time)", args.method, len(vocab),
-             table.shape[1], args.out, out["seconds"], 100 * (record["timing"]["static_update_share"] or 0))
+    _, _, model_cls = student_class(args.method)
+    run = train_student(args.method, vocab=args.vocab, features=args.features, params=build_params(args, model_cls.params_class),
+                        seed=args.seed, feature_vocab=args.feature_vocab, shards=args.shards, teacher=args.teacher,
+                        online=args.online, batch_tokens=args.batch_tokens, part_sentences=args.part_sentences,
+                        device=args.device, threads=args.threads, checkpoint=args.checkpoint,
+                        checkpoint_every=args.checkpoint_every, dev_set=args.dev_set, dev_points=args.dev_points,
+                        dev_oov=args.dev_oov, progress=args.progress)
+    run.save(args.out, args.record, args.model)
+    log.info("%s: written to %s", args.method, args.out)
     return 0
-
-
-def _options(params, released_code: dict) -> dict:
-    """For each option where the released code differs: the value used, the paper default, the released one."""
-    defaults = type(params)()
-    return {key: {"used": getattr(params, key), "paper": getattr(defaults, key), "released_code": released,
-                  "follows": "paper" if getattr(params, key) == getattr(defaults, key) else
-                  ("released code" if getattr(params, key) == released else "neither")}
-            for key, released in released_code.items()}
 
 
 def _attention(args) -> int:
