@@ -1,9 +1,13 @@
 """Tokenlearn from the run's teacher and corpus (staticvec.train.tokenlearn): on a tiny random BERT saved to disk,
 the targets read from the stored teacher pass are the library's (the mean of each sentence's pieces, [CLS]/[SEP]
 left out) against a brute-force forward pass; the written vectors are the trained library model's encoding of
-each word; the run is seeded; bad inputs are clear errors."""
+each word; the run is seeded; bad inputs are clear errors; the sheet entries plan (rule, inputs, tables, claims)."""
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -181,3 +185,60 @@ def test_parameters_and_limits_are_checked(setup):
     for pad, what in ((None, "absent"), (3, "id 3")):
         with pytest.raises(StaticvecError, match=what):
             check_padding(Model(pad))
+
+
+def test_config_sheet_tables_and_claims():
+    from staticvec.config import load_config
+    from staticvec.dag.workflow import Workflow
+    from staticvec.report.tables import load_paper_table, load_tables_spec
+
+    config = load_config([REPO / "config" / "config.yaml"])
+    block = config["methods"]["tokenlearn"]
+    assert {k: block[k] for k in ("dim", "vocab_size", "max_sentences", "targets")} == \
+        {"dim": 256, "vocab_size": 56000, "max_sentences": 1000000, "targets": "pieces"}  # the library's defaults
+    workflow = Workflow(config, REPO)
+    spec = workflow.spec("tokenlearn")
+    assert spec.seeded and spec.teacher == config["teacher"]["default"]
+    assert workflow.seeds("tokenlearn") == config["seeds"]  # claimed: every seed
+    assert workflow.params("tokenlearn_teacher_dim")["dim"] == 384  # MiniLM's width
+    tables = load_tables_spec(REPO / "config" / "tables.yaml", REPO)["tables"]
+    rows = {"semglove_table1": "tokenlearn", "wang_table2": "tokenlearn", "c2v_table1": "tokenlearn",
+            "x2static_table3": "tokenlearn_teacher_dim"}
+    for table_id, emb in rows.items():
+        assert tables[table_id]["rows"]["tokenlearn"] == emb, table_id
+        assert "tokenlearn" not in load_paper_table(REPO / tables[table_id]["paper_file"]).rows
+        names = list(tables[table_id]["rows"])
+        assert names.index("tokenlearn") == names.index("model2vec") + 1  # beside Model2Vec
+    claims = workflow.claims_spec["claims"]
+    for claim_id, paper, side in (("semglove_tl", "semglove", "semglove_md"), ("wang_tl", "wang", "bert_sg"),
+                                  ("c2v_tl", "c2v", "c2v_post"),
+                                  ("x2static_tl", "x2static", ["x2static_para", "x2static_sent"])):
+        claim = claims[claim_id]
+        assert claim["paper"] == paper and claim["order"][0] == side
+        assert claim["order"][1] == ("tokenlearn_teacher_dim" if paper == "x2static" else "tokenlearn")
+        assert claim["metric"] == claims[f"{claim_id[:-3]}_m2v"]["metric"]  # the Model2Vec claim's comparison
+
+
+def test_the_default_run_plans_tokenlearn_on_the_stored_sentence_pass(shared_data):
+    """`snakemake -n` of the default config: one Tokenlearn job per seed and width, reading the students' sentence
+    pass (no pass of its own), evaluated, in the summary and X2Static's Table 3."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "workflow")}
+    targets = ["results/default/tables/summary.md", "results/default/tables/x2static/table3.md"]
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", *targets],
+                            capture_output=True, text=True, env=env, cwd=REPO)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-3000:]
+    assert re.search(r"^train_tokenlearn\s+6$", out, re.M)  # 256-d and the teacher's width, seeds 1-3
+    command = next(line for line in out.splitlines()
+                   if "staticvec train tokenlearn" in line and "embeddings/tokenlearn/seed2/" in line)
+    assert "--teacher minilm" in command and '"dim": 256' in command and "--seed 2" in command
+    features = re.search(r"--features (.*?) --vocab", command).group(1).split()
+    assert features == [f"results/default/teacher/minilm/features/sentence/{s:05d}/features.json" for s in range(8)]
+    assert "--model-dir results/default/embeddings/tokenlearn/seed2/tokenlearn" in command
+    assert not re.search(r"set tokenlearn", out)  # no teacher pass of its own
+    summary = next(line for line in out.splitlines() if "staticvec report summary" in line)
+    for seed in (1, 2, 3):
+        assert f"tokenlearn=results/default/eval/tokenlearn/seed{seed}/intrinsic.web.json" in summary
+    table3 = next(line for line in out.splitlines() if "staticvec report table" in line and "--table x2static_table3" in line)
+    assert "tokenlearn_teacher_dim=results/default/eval/tokenlearn_teacher_dim/seed1/intrinsic.muse.json" in table3
+    assert "benchmark: results/default/benchmarks/train/tokenlearn/seed1.tsv" in out  # its seconds in the timings

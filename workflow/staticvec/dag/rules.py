@@ -200,12 +200,24 @@ class RuleFunctions:
         return shlex.join(["--params", json.dumps(trainer_params(spec.method, self.W.params(wildcards.emb)),
                                                   sort_keys=True)])
 
-    def model2vec_args(self, wildcards) -> str:
-        """The job's flags of ``staticvec train model2vec``: the entry's teacher, the run's device and offline setting."""
+    def teacher_job_args(self, wildcards) -> str:
+        """The flags of a job that loads the entry's teacher itself (``staticvec train model2vec``, ``tokenlearn``):
+        the teacher, the run's device and offline setting."""
         spec = self.W.spec(wildcards.emb)
         args = ["--teacher", self.W.teacher_model(spec.teacher or self.config["teacher"]["default"]),
                 "--device", self.device]
         return shlex.join(args + ([] if self.config["teacher"]["offline"] else ["--online"]))
+
+    def tokenlearn_inputs(self, wildcards) -> dict:
+        """Tokenlearn's inputs: the corpus shards (the sentences' text) of its fraction, their stored teacher pass
+        (the students' sentence set: the targets) and the vocabulary its vectors are written over."""
+        W = self.W
+        spec, params, shards = W.spec(wildcards.emb), W.params(wildcards.emb), W.emb_shard_ids(wildcards.emb)
+        return {
+            "shards": [W.shard(s) for s in shards],
+            "features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(spec.method, params), len(shards)),
+            "vocab": W.emb_vocab(wildcards.emb),
+        }
 
     def student_inputs(self, wildcards) -> dict:
         W = self.W

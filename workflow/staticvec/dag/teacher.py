@@ -13,7 +13,7 @@ from pathlib import Path
 
 from staticvec.dag.common import corpus_shard, corpus_vocab, fraction_shard_ids, teacher_model, vocab_args
 from staticvec.errors import StaticvecError
-from staticvec.methods import student_methods
+from staticvec.methods import feature_reader_methods
 from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher
 
 
@@ -237,7 +237,7 @@ class TeacherPlan:
     # ------------------------------------------------------------ which pass serves which reader
     @staticmethod
     def student_feature_set(method: str, params: dict) -> str:
-        """The set a distillation student reads (its training rule's inputs and the passes' readers)."""
+        """The set a distillation student or Tokenlearn reads (its training rule's inputs and the passes' readers)."""
         return "paragraph" if method == "x2static" and params.get("context") == "paragraph" else "sentence"
 
     def computes(self, teacher: str, fset: str) -> str:
@@ -284,7 +284,7 @@ class TeacherPlan:
         if sheet is not None:
             for eid in sheet.ids():
                 spec = sheet[eid]
-                if spec.method in student_methods():
+                if spec.method in feature_reader_methods():
                     add(spec.teacher, self.student_feature_set(spec.method, spec.params), eid)
                 elif spec.method == "semglove" and sc:
                     add(sc.get("teacher"), sc["feature_set"], eid)
@@ -293,7 +293,7 @@ class TeacherPlan:
         else:
             if sc:
                 add(sc.get("teacher"), sc["feature_set"], "SemGloVe builders")
-            for method in ("bert_sg", "c2v", "x2static sentence"):
+            for method in ("bert_sg", "c2v", "x2static sentence", "tokenlearn"):
                 add(None, "sentence", method)
             add(None, "paragraph", "x2static paragraph")
             if ase_set:
