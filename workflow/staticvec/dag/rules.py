@@ -324,6 +324,18 @@ class RuleFunctions:
     def tag_online_flag(self) -> str:
         return "" if self.config.get("teacher", {}).get("offline", True) else "--online"
 
+    # ------------------------------------------------------------ export
+    def export_inputs(self, wildcards) -> dict:
+        """The vectors of one seed, the run's provenance and that seed's intrinsic results (the card's scores)."""
+        W = self.W
+        scores = W.export_scores(wildcards.emb, wildcards.seed)
+        return {"vectors": W.embedding(wildcards.emb, wildcards.seed), "provenance": W.provenance_file,
+                **{f"scores_{protocol}": path for protocol, path in scores.items()}}
+
+    def export_args(self, wildcards, input) -> str:
+        scores = [f"{key[len('scores_'):]}={path}" for key, path in input.items() if key.startswith("scores_")]
+        return self.W.export_args(wildcards.emb) + " " + shlex.join(["--scores", *scores])
+
     # ------------------------------------------------------------ report
     def config_json(self) -> str:
         """The whole config, for the run manifest (a leaf: nothing reruns when it changes)."""
