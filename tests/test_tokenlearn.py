@@ -155,6 +155,25 @@ def test_training_moves_the_distilled_rows(setup, one_torch_thread):
     assert not np.allclose(model.embedding, start.embedding, atol=1e-3)
 
 
+def test_an_interrupted_training_writes_nothing(setup, tmp_path, monkeypatch):
+    """The library catches KeyboardInterrupt and returns its best state so far: the job must stop instead of
+    writing that as a finished run."""
+    from tokenlearn import pretrain
+
+    forward, calls = pretrain.StaticModelFineTuner.forward, []
+
+    def interrupted(self, x):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return forward(self, x)
+
+    monkeypatch.setattr(pretrain.StaticModelFineTuner, "forward", interrupted)
+    with pytest.raises(KeyboardInterrupt, match="training interrupted"):
+        _train(setup, tmp_path)
+    assert len(calls) == 3 and not (tmp_path / "vectors.bin").exists() and not (tmp_path / "tokenlearn").exists()
+
+
 def test_seeded(trained, setup, tmp_path):
     """The same seed gives the same vectors, another seed other vectors (initialisation, batch order)."""
     again, _, _ = _train(setup, tmp_path / "again", "--seed", "1")

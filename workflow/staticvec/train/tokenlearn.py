@@ -181,7 +181,9 @@ def _quiet_progress():
 
 
 class _Curve(logging.Handler):
-    """The validation losses the library logs (``Validation loss: x``), for the training record."""
+    """The validation losses the library logs (``Validation loss: x``), for the training record, and whether
+    it stopped on an interruption (``Training interrupted``: it catches KeyboardInterrupt and returns its best
+    state so far, which must not be written as a finished run)."""
 
     PATTERN = re.compile(r"^Validation loss: ([0-9.eE+-]+)$")
 
@@ -189,11 +191,14 @@ class _Curve(logging.Handler):
         super().__init__(logging.INFO)
         self.losses: list[float] = []
         self.epochs = 0
+        self.interrupted = False
 
     def emit(self, record):
         message = record.getMessage()
         if message.startswith("Epoch "):
             self.epochs += 1
+        if message == "Training interrupted":
+            self.interrupted = True
         match = self.PATTERN.match(message)
         if match:
             self.losses.append(float(match.group(1)))
@@ -252,6 +257,8 @@ def train(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnPara
     finally:
         library_log.removeHandler(curve)
         library_log.setLevel(level)
+    if curve.interrupted:  # a Ctrl-C reaching the job: stop as any job does, nothing written
+        raise KeyboardInterrupt("tokenlearn: training interrupted (the library returned its best state so far)")
     return model, {"vocabulary_words": len(vocabulary or []), "tokens": len(model.tokens), "epochs": curve.epochs,
                    "validation_losses": curve.losses, "seconds_distill": round(distilled - started, 2),
                    "seconds_train": round(time.time() - distilled, 2)}
