@@ -399,44 +399,21 @@ def _gensim(args) -> int:
 
 
 def _model2vec(args) -> int:
-    import torch
+    from staticvec.train.model2vec import Model2VecParams, distill_teacher, versions
 
-    from staticvec.files import write_json
-    from staticvec.teacher.load import load_teacher, resolve_teacher
-    from staticvec.train.model2vec import Model2VecParams, distill_teacher, encode_words, save_model_dir, versions
-
-    _require_packages("model2vec")
-    params = build_params(args, Model2VecParams)
-    torch.set_num_threads(max(1, args.threads))
-    vocab = load_vocab_of(args)
-    offline = not args.online
+    params, vocab, offline = _library_job_start(args, "model2vec", Model2VecParams)
     started = time.time()
-    teacher = load_teacher(args.teacher, device=args.device, offline=offline, dtype="float32")
+    teacher = _library_teacher(args, offline)
     loaded = time.time()
     model = distill_teacher(teacher, params, vocab.words, offline=offline)
     distilled = time.time()
-    emb, dropped = encode_words(model, vocab.words, vocab.counts)
-    encoded = time.time()
-    if len(emb) == 0:
-        raise StaticvecError(f"model2vec: no word of {args.vocab} could be encoded by the model of {args.teacher!r}")
-    emb.save(args.out)
-    save_model_dir(model, args.model_dir)
-    source = resolve_teacher(args.teacher)
-    write_json(_record_path(args), {
-        "method": "model2vec",
-        "versions": versions(),
-        "teacher": {"spec": args.teacher, "path": source.path if source.local else None, **teacher.describe()},
-        "hyperparameters": dataclasses.asdict(params),
+    emb = _write_library_model(args, model, vocab, teacher, versions(), params, lambda outputs: {
+        **outputs["head"],
         "seeded": False,  # PCA by eigendecomposition, no sampling: the same inputs give the same vectors
-        "device": str(teacher.device),
-        "threads": torch.get_num_threads(),
-        "model": {"dir": str(args.model_dir), "tokens": len(model.tokens), "dim": int(model.dim),
-                  "dtype": model.embedding_dtype, "normalize": bool(model.normalize)},
-        "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count,
-                  "written": len(emb), "not_encoded": len(dropped), "not_encoded_examples": dropped[:20]},
+        **outputs["job"], **outputs["written"],
         "seconds_load": round(loaded - started, 2),
         "seconds_distill": round(distilled - loaded, 2),
-        "seconds_encode": round(encoded - distilled, 2),
+        "seconds_encode": round(outputs["seconds_encode"], 2),
         "seconds": round(time.time() - started, 2),
     })
     log.info("wrote %s (%d of %d words × %d; %d tokens in %s) in %.1f s", args.out, len(emb), len(vocab), emb.dim,
@@ -453,8 +430,12 @@ _LIBRARY_PACKAGES = {
 }
 
 
-def _require_packages(method: str) -> None:
+def _library_job_start(args, method: str, params_cls):
+    """The start of a job writing a Model2Vec model of a teacher (model2vec, tokenlearn): its packages checked,
+    its parameters, torch's threads, the vocabulary written over; (params, vocabulary, offline)."""
     import importlib
+
+    import torch
 
     modules, install = _LIBRARY_PACKAGES[method]
     try:
@@ -462,53 +443,75 @@ def _require_packages(method: str) -> None:
             importlib.import_module(module)
     except ImportError as exc:
         raise StaticvecError(f"{method} needs the packages {', '.join(modules)} ({exc}); pip install {install}") from None
+    params = build_params(args, params_cls)
+    torch.set_num_threads(max(1, args.threads))
+    return params, load_vocab_of(args), not args.online
 
 
-def _tokenlearn(args) -> int:
+def _library_teacher(args, offline: bool):
+    from staticvec.teacher.load import load_teacher
+
+    return load_teacher(args.teacher, device=args.device, offline=offline, dtype="float32")
+
+
+def _write_library_model(args, model, vocab, teacher, versions: dict, params, record):
+    """Each vocabulary word encoded by the library's ``model`` (words it cannot encode left out), written with
+    the model's directory and the training record ``record(outputs)``: ``outputs`` holds the record's shared
+    parts (head: method, versions, teacher, hyperparameters; job: device, threads; written: model, vocab) and
+    the encoding's seconds. Returns the vectors."""
     import torch
 
     from staticvec.files import write_json
-    from staticvec.teacher.load import load_teacher, resolve_teacher
+    from staticvec.teacher.load import resolve_teacher
     from staticvec.train.model2vec import encode_words, save_model_dir
+
+    started = time.time()
+    emb, dropped = encode_words(model, vocab.words, vocab.counts)
+    if len(emb) == 0:
+        raise StaticvecError(f"{args.train_command}: no word of {args.vocab} could be encoded by the model of "
+                             f"{args.teacher!r}")
+    seconds_encode = time.time() - started
+    emb.save(args.out)
+    save_model_dir(model, args.model_dir)
+    source = resolve_teacher(args.teacher)
+    write_json(_record_path(args), record({
+        "head": {"method": args.train_command, "versions": versions,
+                 "teacher": {"spec": args.teacher, "path": source.path if source.local else None, **teacher.describe()},
+                 "hyperparameters": dataclasses.asdict(params)},
+        "job": {"device": str(teacher.device), "threads": torch.get_num_threads()},
+        "written": {
+            "model": {"dir": str(args.model_dir), "tokens": len(model.tokens), "dim": int(model.dim),
+                      "dtype": model.embedding_dtype, "normalize": bool(model.normalize)},
+            "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count,
+                      "written": len(emb), "not_encoded": len(dropped), "not_encoded_examples": dropped[:20]}},
+        "seconds_encode": seconds_encode,
+    }))
+    return emb
+
+
+def _tokenlearn(args) -> int:
     from staticvec.train.tokenlearn import TokenlearnParams, library_training_settings, read_targets, train, versions
 
-    _require_packages("tokenlearn")
-    params = build_params(args, TokenlearnParams)
-    torch.set_num_threads(max(1, args.threads))
-    vocab = load_vocab_of(args)
-    offline = not args.online
+    params, vocab, offline = _library_job_start(args, "tokenlearn", TokenlearnParams)
     started = time.time()
     texts, targets, read = read_targets(args.shards, args.features, params.targets, params.max_sentences)
     log.info("%d sentences with their %s targets (%d × %d) from %d shard(s)", len(texts), params.targets,
              *targets.shape, len(args.shards))
-    teacher = load_teacher(args.teacher, device=args.device, offline=offline, dtype="float32")
+    teacher = _library_teacher(args, offline)
     if teacher.hidden_size != targets.shape[1]:
         raise StaticvecError(f"tokenlearn: the features are {targets.shape[1]}-d but teacher {args.teacher!r} is "
                              f"{teacher.hidden_size}-d (features of another teacher)")
     loaded = time.time()
     model, trained = train(teacher, texts, targets, params, args.seed, str(teacher.device), offline=offline)
     fitted = time.time()
-    emb, dropped = encode_words(model, vocab.words, vocab.counts)
-    if len(emb) == 0:
-        raise StaticvecError(f"tokenlearn: no word of {args.vocab} could be encoded by the trained model")
-    emb.save(args.out)
-    save_model_dir(model, args.model_dir)
-    source = resolve_teacher(args.teacher)
-    write_json(_record_path(args), {
-        "method": "tokenlearn",
-        "versions": versions(),
-        "teacher": {"spec": args.teacher, "path": source.path if source.local else None, **teacher.describe()},
-        "hyperparameters": dataclasses.asdict(params),
+    emb = _write_library_model(args, model, vocab, teacher, versions(), params, lambda outputs: {
+        **outputs["head"],
         "library_training": library_training_settings(),
         "seed": args.seed,
-        "device": str(teacher.device),
-        "threads": torch.get_num_threads(),
+        **outputs["job"],
         "data": read,
         "training": trained,
-        "model": {"dir": str(args.model_dir), "tokens": len(model.tokens), "dim": int(model.dim),
-                  "dtype": model.embedding_dtype, "normalize": bool(model.normalize)},
-        "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count,
-                  "written": len(emb), "not_encoded": len(dropped), "not_encoded_examples": dropped[:20]},
+        **outputs["written"],
         "seconds_read": round(loaded - started, 2),
         "seconds_fit": round(fitted - loaded, 2),
         "seconds": round(time.time() - started, 2),
