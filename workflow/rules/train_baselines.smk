@@ -41,7 +41,7 @@ rule train_model2vec:
         record=W.embedding_record("{emb}"),
         model=directory(P.embedding_file("model2vec")),
     params:
-        args=RF.model2vec_args,
+        args=RF.teacher_job_args,
         method_params=RF.method_params,
         vocab=W.vocab_flags(),
     log:

@@ -70,3 +70,38 @@ rule bert_sg_attention:
     shell:
         "staticvec train bert-sg-attention --model {input.model} {params.args}"
         " --out {output} > {log} 2>&1"
+
+
+# Tokenlearn (the tokenlearn library): a Model2Vec model of the entry's teacher fitted to the teacher's
+# sentence embeddings of the corpus's training sentences, read from the students' stored pass (no second
+# pass over the corpus); its vectors written over the run's vocabulary as Model2Vec's, the library's own
+# model kept beside them. Once per seed.
+
+rule train_tokenlearn:
+    input:
+        unpack(RF.tokenlearn_inputs),
+    output:
+        vectors=W.embedding("{emb}"),
+        record=W.embedding_record("{emb}"),
+        model=directory(P.embedding_file("tokenlearn")),
+    params:
+        args=RF.teacher_job_args,
+        method_params=RF.method_params,
+        vocab=W.vocab_flags(),
+    log:
+        P.log("train"),
+    benchmark:
+        P.benchmark("train")
+    wildcard_constraints:
+        emb=W.rule_ids("train_tokenlearn"),
+    threads: RF.train_threads
+    resources:
+        mem_mb=16000,  # paper scale: 1M sentences' targets (3 GB at 768-d), their PCA, the tokenized texts
+        runtime=720,
+        **GPU_RESOURCES,
+    conda:
+        GPU_ENV
+    shell:
+        "staticvec train tokenlearn --shards {input.shards} --features {input.features} --vocab {input.vocab}"
+        " {params.vocab} {params.args} {params.method_params} --seed {wildcards.seed} --threads {threads}"
+        " --model-dir {output.model} --out {output.vectors} --record {output.record} > {log} 2>&1"

@@ -205,12 +205,24 @@ class RuleFunctions:
         return shlex.join(["--params", json.dumps(trainer_params(spec.method, self.W.params(wildcards.emb)),
                                                   sort_keys=True)])
 
-    def model2vec_args(self, wildcards) -> str:
-        """The job's flags of ``staticvec train model2vec``: the entry's teacher, the run's device and offline setting."""
+    def teacher_job_args(self, wildcards) -> str:
+        """The flags of a job that loads the entry's teacher itself (``staticvec train model2vec``, ``tokenlearn``):
+        the teacher, the run's device and offline setting."""
         spec = self.W.spec(wildcards.emb)
         args = ["--teacher", self.W.teacher_model(spec.teacher or self.config["teacher"]["default"]),
                 *device_flags(self.config)]
         return shlex.join(args + online_flags(self.config))
+
+    def tokenlearn_inputs(self, wildcards) -> dict:
+        """Tokenlearn's inputs: the corpus shards (the sentences' text) of its fraction, their stored teacher pass
+        (the students' sentence set: the targets) and the vocabulary its vectors are written over."""
+        W = self.W
+        spec, params, shards = W.spec(wildcards.emb), W.params(wildcards.emb), W.emb_shard_ids(wildcards.emb)
+        return {
+            "shards": [W.shard(s) for s in shards],
+            "features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(params), len(shards)),
+            "vocab": W.emb_vocab(wildcards.emb),
+        }
 
     def student_inputs(self, wildcards) -> dict:
         W = self.W
@@ -316,6 +328,18 @@ class RuleFunctions:
 
     def tag_online_flag(self) -> str:
         return shlex.join(online_flags(self.config))
+
+    # ------------------------------------------------------------ export
+    def export_inputs(self, wildcards) -> dict:
+        """The vectors of one seed, the run's provenance and that seed's intrinsic results (the card's scores)."""
+        W = self.W
+        scores = W.export_scores(wildcards.emb, wildcards.seed)
+        return {"vectors": W.embedding(wildcards.emb, wildcards.seed), "provenance": W.provenance_file,
+                **{f"scores_{protocol}": path for protocol, path in scores.items()}}
+
+    def export_args(self, wildcards, input) -> str:
+        scores = [f"{key[len('scores_'):]}={path}" for key, path in input.items() if key.startswith("scores_")]
+        return self.W.export_args(wildcards.emb) + " " + shlex.join(["--scores", *scores])
 
     # ------------------------------------------------------------ report
     def config_json(self) -> str:

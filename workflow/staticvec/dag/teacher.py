@@ -14,7 +14,7 @@ from pathlib import Path
 from staticvec.dag.common import (corpus_shard, corpus_vocab, device_flags, fraction_shard_ids, online_flags, teacher_model,
                                   vocab_args)
 from staticvec.errors import StaticvecError
-from staticvec.methods import REGISTRY, student_methods
+from staticvec.methods import REGISTRY, feature_reader_methods
 from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher
 
 
@@ -245,7 +245,7 @@ class TeacherPlan:
     # ------------------------------------------------------------ which pass serves which reader
     @staticmethod
     def student_feature_set(params: dict) -> str:
-        """The set a distillation student reads (its training rule's inputs and the passes' readers): the
+        """The set a distillation student or Tokenlearn reads (its training rule's inputs and the passes' readers): the
         teacher inputs of its ``context`` parameter (``sentence`` | ``paragraph``), ``sentence`` for a
         student without one (the trainer's side: ``staticvec.train.student.Student.context_of``)."""
         return params.get("context", "sentence")
@@ -294,7 +294,7 @@ class TeacherPlan:
         if sheet is not None:
             for eid in sheet.ids():
                 spec = sheet[eid]
-                if spec.method in student_methods():
+                if spec.method in feature_reader_methods():
                     add(spec.teacher, self.student_feature_set(spec.params), eid)
                 elif spec.method == "semglove" and sc:
                     add(sc.get("teacher"), sc["feature_set"], eid)
@@ -303,7 +303,7 @@ class TeacherPlan:
         else:
             if sc:
                 add(sc.get("teacher"), sc["feature_set"], "SemGloVe builders")
-            for method in student_methods():
+            for method in feature_reader_methods():
                 sets = _student_feature_sets(method)
                 for fset in sets:
                     add(None, fset, method if len(sets) == 1 else f"{method} {fset}")

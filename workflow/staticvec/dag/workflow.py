@@ -1010,6 +1010,41 @@ class Workflow:
     def claims_targets(self) -> list[str]:
         return [self.claims_file("md")] if self.selected_claims() else []
 
+    # ------------------------------------------------------------ export (rule export: not built by default)
+    def export_dir(self, emb: str = "{emb}", seed="{seed}") -> str:
+        """Where ``staticvec export`` writes an embedding's vectors for other tools: ``vectors.kv`` (gensim) and
+        ``model2vec/`` (Model2Vec, sentence-transformers), each seed its own."""
+        return f"{self.results_dir}/export/{emb}/seed{seed}"
+
+    def export_keyedvectors(self, emb: str = "{emb}", seed="{seed}") -> str:
+        return f"{self.export_dir(emb, seed)}/vectors.kv"
+
+    def export_model2vec(self, emb: str = "{emb}", seed="{seed}") -> str:
+        return f"{self.export_dir(emb, seed)}/model2vec"
+
+    def export_ids(self) -> str:
+        """Wildcard constraint of the export rule: every embedding of the sheet."""
+        return alternatives(self.sheet.ids())
+
+    def export_scores(self, emb: str, seed) -> dict[str, str]:
+        """The intrinsic results an export's model card quotes: the summary's protocols of that seed."""
+        return {protocol: self.intrinsic_result(emb, seed, protocol) for protocol in self.summary_protocols}
+
+    def export_args(self, emb: str) -> str:
+        """The model card's flags of ``staticvec export``: the entry's id, method, description, teacher and
+        corpus fraction (a post-processed embedding's teacher is its base's)."""
+        import shlex
+
+        spec = self.spec(emb)
+        teacher_spec = spec
+        while teacher_spec.teacher is None and teacher_spec.base:
+            teacher_spec = self.spec(teacher_spec.base)
+        args = ["--embedding", emb, "--method", spec.method, "--description", spec.description,
+                "--fraction", f"{spec.fraction:g}"]
+        if teacher_spec.teacher:
+            args += ["--teacher", f"{teacher_spec.teacher} ({self.teacher_model(teacher_spec.teacher)})"]
+        return shlex.join(args)
+
     # ------------------------------------------------------------ targets
     def final_targets(self) -> list[str]:
         return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets(), *self.figure_targets(),

@@ -43,6 +43,7 @@ def register(subparsers) -> None:
     _register_glove(sub)
     _register_gensim(sub)
     _register_model2vec(sub)
+    _register_tokenlearn(sub)
     _register_students(sub)
     _register_same_run(sub)
 
@@ -100,15 +101,40 @@ def _register_model2vec(sub) -> None:
     p = sub.add_parser("model2vec", help="Model2Vec (model2vec library) from a teacher, over the run's vocabulary",
                        description="Model2Vec (the model2vec library) distilled from a teacher; each vocabulary word "
                                    "encoded by the model.")
+    _model2vec_job_args(p)
+    add_params_args(p, Model2VecParams)
+    p.set_defaults(handler=_model2vec)
+
+
+def _model2vec_job_args(p) -> None:
+    """The flags of a job writing a Model2Vec model of a teacher (model2vec, tokenlearn): the teacher, the
+    vocabulary the vectors are written over, the outputs, the library's model directory, device, threads."""
     p.add_argument("--teacher", required=True, help="teacher spec: minilm, a model directory, a Hugging Face name")
     p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
-    add_vocab_args(p)
+    add_vocab_args(p, help="the words written (word TAB count, by decreasing count): each one encoded by the model")
     _output_args(p)
     p.add_argument("--model-dir", required=True, help="where the library's own model goes (save_pretrained)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
     p.add_argument("--threads", type=int, default=default_threads(), help="torch CPU threads (default: all allotted cores)")
-    add_params_args(p, Model2VecParams)
-    p.set_defaults(handler=_model2vec)
+
+
+def _register_tokenlearn(sub) -> None:
+    from staticvec.train.tokenlearn import TokenlearnParams
+
+    p = sub.add_parser("tokenlearn", help="Tokenlearn (tokenlearn library): a Model2Vec model of a teacher fitted to "
+                                          "its sentence embeddings over the corpus",
+                       description="Tokenlearn (the tokenlearn library, how the POTION models are trained): a Model2Vec "
+                                   "model of the teacher fitted to the teacher's sentence embeddings of the corpus's "
+                                   "training sentences, read from the stored teacher pass; each vocabulary word "
+                                   "encoded by the model.")
+    data = p.add_argument_group("the corpus and its stored teacher pass")
+    data.add_argument("--shards", nargs="+", required=True, metavar="SHARD", help="corpus shards (the sentences' text)")
+    data.add_argument("--features", nargs="+", required=True, metavar="DIR",
+                      help="each shard's stored sentence-context features (directories or features.json), same order")
+    _model2vec_job_args(p)
+    add_seed_arg(p, default=1, help=SEED_HELP)
+    add_params_args(p, TokenlearnParams)
+    p.set_defaults(handler=_tokenlearn)
 
 
 def _register_students(sub) -> None:
@@ -365,53 +391,125 @@ def _gensim(args) -> int:
 
 
 def _model2vec(args) -> int:
-    import torch
+    from staticvec.train.model2vec import Model2VecParams, distill_teacher, versions
 
-    from staticvec.files import write_json
-    from staticvec.teacher.load import load_teacher, resolve_teacher
-    from staticvec.train.model2vec import Model2VecParams, distill_teacher, encode_words, save_model_dir, versions
-
-    try:
-        import model2vec  # noqa: F401
-        import skeletoken  # noqa: F401
-    except ImportError as exc:
-        raise StaticvecError(f"model2vec needs the packages model2vec and skeletoken ({exc}); "
-                             "pip install 'model2vec>=0.10,<0.11' 'skeletoken>=0.6,<0.7'") from None
-    params = build_params(args, Model2VecParams)
-    torch.set_num_threads(max(1, args.threads))
-    vocab = load_vocab_of(args)
-    offline = not args.online
+    params, vocab, offline = _library_job_start(args, "model2vec", Model2VecParams)
     started = time.time()
-    teacher = load_teacher(args.teacher, device=args.device, offline=offline, dtype="float32")
+    teacher = _library_teacher(args, offline)
     loaded = time.time()
     model = distill_teacher(teacher, params, vocab.words, offline=offline)
     distilled = time.time()
-    emb, dropped = encode_words(model, vocab.words, vocab.counts)
-    encoded = time.time()
-    if len(emb) == 0:
-        raise StaticvecError(f"model2vec: no word of {args.vocab} could be encoded by the model of {args.teacher!r}")
-    emb.save(args.out)
-    save_model_dir(model, args.model_dir)
-    source = resolve_teacher(args.teacher)
-    write_json(_record_path(args), {
-        "method": "model2vec",
-        "versions": versions(),
-        "teacher": {"spec": args.teacher, "path": source.path if source.local else None, **teacher.describe()},
-        "hyperparameters": dataclasses.asdict(params),
+    emb = _write_library_model(args, model, vocab, teacher, versions(), params, lambda outputs: {
+        **outputs["head"],
         "seeded": False,  # PCA by eigendecomposition, no sampling: the same inputs give the same vectors
-        "device": str(teacher.device),
-        "threads": torch.get_num_threads(),
-        "model": {"dir": str(args.model_dir), "tokens": len(model.tokens), "dim": int(model.dim),
-                  "dtype": model.embedding_dtype, "normalize": bool(model.normalize)},
-        "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count,
-                  "written": len(emb), "not_encoded": len(dropped), "not_encoded_examples": dropped[:20]},
+        **outputs["job"], **outputs["written"],
         "seconds_load": round(loaded - started, 2),
         "seconds_distill": round(distilled - loaded, 2),
-        "seconds_encode": round(encoded - distilled, 2),
+        "seconds_encode": round(outputs["seconds_encode"], 2),
         "seconds": round(time.time() - started, 2),
     })
     log.info("wrote %s (%d of %d words × %d; %d tokens in %s) in %.1f s", args.out, len(emb), len(vocab), emb.dim,
              len(model.tokens), args.model_dir, time.time() - started)
+    return 0
+
+
+# the packages a library-backed method imports, and how to install them (pyproject.toml: installed without
+# the libraries' own pins, which would downgrade transformers)
+_LIBRARY_PACKAGES = {
+    "model2vec": (("model2vec", "skeletoken"), "'model2vec>=0.10,<0.11' 'skeletoken>=0.6,<0.7'"),
+    "tokenlearn": (("tokenlearn", "model2vec", "skeletoken", "regex"),
+                   "--no-deps 'tokenlearn>=0.2.1,<0.3' and 'model2vec>=0.10,<0.11' 'skeletoken>=0.6,<0.7' regex"),
+}
+
+
+def _library_job_start(args, method: str, params_cls):
+    """The start of a job writing a Model2Vec model of a teacher (model2vec, tokenlearn): its packages checked,
+    its parameters, torch's threads, the vocabulary written over; (params, vocabulary, offline)."""
+    import importlib
+
+    import torch
+
+    modules, install = _LIBRARY_PACKAGES[method]
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except ImportError as exc:
+        raise StaticvecError(f"{method} needs the packages {', '.join(modules)} ({exc}); pip install {install}") from None
+    params = build_params(args, params_cls)
+    torch.set_num_threads(max(1, args.threads))
+    return params, load_vocab_of(args), not args.online
+
+
+def _library_teacher(args, offline: bool):
+    from staticvec.teacher.load import load_teacher
+
+    return load_teacher(args.teacher, device=args.device, offline=offline, dtype="float32")
+
+
+def _write_library_model(args, model, vocab, teacher, versions: dict, params, record):
+    """Each vocabulary word encoded by the library's ``model`` (words it cannot encode left out), written with
+    the model's directory and the training record ``record(outputs)``: ``outputs`` holds the record's shared
+    parts (head: method, versions, teacher, hyperparameters; job: device, threads; written: model, vocab) and
+    the encoding's seconds. Returns the vectors."""
+    import torch
+
+    from staticvec.files import write_json
+    from staticvec.teacher.load import resolve_teacher
+    from staticvec.train.model2vec import encode_words, save_model_dir
+
+    started = time.time()
+    emb, dropped = encode_words(model, vocab.words, vocab.counts)
+    if len(emb) == 0:
+        raise StaticvecError(f"{args.train_command}: no word of {args.vocab} could be encoded by the model of "
+                             f"{args.teacher!r}")
+    seconds_encode = time.time() - started
+    emb.save(args.out)
+    save_model_dir(model, args.model_dir)
+    source = resolve_teacher(args.teacher)
+    write_json(_record_path(args), record({
+        "head": {"method": args.train_command, "versions": versions,
+                 "teacher": {"spec": args.teacher, "path": source.path if source.local else None, **teacher.describe()},
+                 "hyperparameters": dataclasses.asdict(params)},
+        "job": {"device": str(teacher.device), "threads": torch.get_num_threads()},
+        "written": {
+            "model": {"dir": str(args.model_dir), "tokens": len(model.tokens), "dim": int(model.dim),
+                      "dtype": model.embedding_dtype, "normalize": bool(model.normalize)},
+            "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count,
+                      "written": len(emb), "not_encoded": len(dropped), "not_encoded_examples": dropped[:20]}},
+        "seconds_encode": seconds_encode,
+    }))
+    return emb
+
+
+def _tokenlearn(args) -> int:
+    from staticvec.train.tokenlearn import TokenlearnParams, library_training_settings, read_targets, train, versions
+
+    params, vocab, offline = _library_job_start(args, "tokenlearn", TokenlearnParams)
+    started = time.time()
+    texts, targets, read = read_targets(args.shards, args.features, params.targets, params.max_sentences)
+    log.info("%d sentences with their %s targets (%d × %d) from %d shard(s)", len(texts), params.targets,
+             *targets.shape, len(args.shards))
+    teacher = _library_teacher(args, offline)
+    if teacher.hidden_size != targets.shape[1]:
+        raise StaticvecError(f"tokenlearn: the features are {targets.shape[1]}-d but teacher {args.teacher!r} is "
+                             f"{teacher.hidden_size}-d (features of another teacher)")
+    loaded = time.time()
+    model, trained = train(teacher, texts, targets, params, args.seed, str(teacher.device), offline=offline)
+    fitted = time.time()
+    emb = _write_library_model(args, model, vocab, teacher, versions(), params, lambda outputs: {
+        **outputs["head"],
+        "library_training": library_training_settings(),
+        "seed": args.seed,
+        **outputs["job"],
+        "data": read,
+        "training": trained,
+        **outputs["written"],
+        "seconds_read": round(loaded - started, 2),
+        "seconds_fit": round(fitted - loaded, 2),
+        "seconds": round(time.time() - started, 2),
+    })
+    log.info("wrote %s (%d of %d words × %d; %d tokens in %s; %d epochs) in %.1f s", args.out, len(emb), len(vocab),
+             emb.dim, len(model.tokens), args.model_dir, trained["epochs"], time.time() - started)
     return 0
 
 
