@@ -134,6 +134,9 @@ def _register_students(sub) -> None:
         data.add_argument("--online", action="store_true", help="recompute: allow downloading the teacher")
         data.add_argument("--batch-tokens", type=int, default=8192, help="recompute: padded pieces per teacher batch")
         data.add_argument("--part-sentences", type=int, default=4096, help="recompute: sentences per block")
+        data.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                          help="recompute: the teacher's compute precision (auto: the teacher stage's policy)")
+        data.add_argument("--max-length", type=int, default=None, help="recompute: longest teacher input in pieces")
         p.add_argument("--vocab", required=True, help="the method's vocabulary (word TAB count, by frequency)")
         p.add_argument("--feature-vocab", default=None,
                        help="the vocabulary the stored features' word ids come from (default: --vocab)")
@@ -468,7 +471,8 @@ def _student(args) -> int:
             raise StaticvecError("--shards needs --teacher (the recompute path runs the teacher now)")
         from staticvec.teacher.load import load_teacher
 
-        teacher = load_teacher(args.teacher, device=args.device, offline=not args.online)
+        teacher = load_teacher(args.teacher, device=args.device, offline=not args.online, dtype=args.dtype,
+                               max_length=args.max_length)
         context = getattr(params, "context", "sentence")  # x2static's sentence/paragraph inputs
         source = RecomputedFeatures(args.shards, teacher, vocab, keys, context=context,
                                     part_sentences=args.part_sentences, batch_tokens=args.batch_tokens)
