@@ -14,7 +14,9 @@ import shlex
 
 from staticvec.dag import arguments
 from staticvec.dag import post as post_targets
+from staticvec.dag.costs import CostModel
 from staticvec.dag.paths import RulePaths
+from staticvec.errors import StaticvecError
 from staticvec.methods import REGISTRY, trainer_params
 
 
@@ -28,8 +30,37 @@ class RuleFunctions:
         self.tagging = tagging
         self.tag_seeds = tagging.get("seeds") or config.get("seeds", [1])
         self.tag_tasks = tagging.get("tasks", ["chunk", "pos", "ner"])
-        self.tag_threads = tagging.get("threads", 1)
         self.device = config.get("device", "auto")
+        # the planning model: every rule's threads, memory and runtime, the GPU routing, and how many
+        # shards a SemGloVe builder job takes (so that a GPU allocation carries work)
+        self.costs = CostModel(config, workflow, teacher_plan, semglove_rules, root=workflow.root)
+        fractions = self._semglove_fraction_shards() if self.costs.recompute and self.costs.gpu_run else []
+        semglove_rules.set_part_size(self.costs.semglove_shards_per_job(fractions), fractions)
+
+    def _semglove_fraction_shards(self) -> list[int]:
+        """The shard counts of the corpus fractions whose SemGloVe stores are merged (the whole corpus too);
+        a sweep point whose fraction is not whole shards is left out (it is an error only if targeted)."""
+        counts = {self.TP.n_shards}
+        for emb in self.W.sheet.ids():
+            if self.W.spec(emb).method == "semglove":
+                try:
+                    counts.add(len(self.W.emb_shard_ids(emb)))
+                except StaticvecError:
+                    continue
+        return sorted(counts)
+
+    # ------------------------------------------------------------ the planning model's requests
+    def threads(self, rule: str, **fixed):
+        """A rule's ``threads:`` (staticvec.dag.costs.CostModel)."""
+        return self.costs.threads(rule, **fixed)
+
+    def resources(self, rule: str, **fixed) -> dict:
+        """A rule's ``resources:``: mem_mb, runtime, and a GPU where the model routes the rule to one."""
+        return self.costs.resources(rule, **fixed)
+
+    def runtime(self, rule: str, **fixed):
+        """A rule's runtime request alone (a rule that sizes its memory from its input files)."""
+        return self.costs.resources(rule, **fixed)["runtime"]
 
     # ------------------------------------------------------------ generic
     @staticmethod
@@ -51,18 +82,8 @@ class RuleFunctions:
     def extract_flags(self, wildcards) -> str:
         return self.W.extract_flags(wildcards.corpus_input)
 
-    @staticmethod
-    def extract_memory_mb(wildcards, threads) -> int:
-        return 1000 + 500 * threads  # wikiextractor: one process per thread
-
-    def extract_runtime(self, wildcards, input) -> int:
-        return self.W.extract_runtime(wildcards.corpus_input, input.size_mb)
-
     def tokenize_source(self, wildcards) -> str:
         return self.W.tokenize_source(wildcards.corpus_input)
-
-    def tokenize_runtime(self, wildcards, input) -> int:
-        return self.W.tokenize_runtime(wildcards.corpus_input, input.size_mb)
 
     @staticmethod
     def corpus_out_dir(wildcards, output) -> str:
@@ -88,7 +109,19 @@ class RuleFunctions:
         return self.TP.computes(wildcards.teacher, wildcards.fset)
 
     def ase_features(self, wildcards) -> list[str]:
-        return self.TP.all_features(wildcards.teacher, self.config["teacher"]["ase"]["feature_set"], int(wildcards.k))
+        """What ASE reads over the first k shards: their stored passes, or (recompute) the corpus shards."""
+        k = int(wildcards.k)
+        if self.TP.recompute:
+            return [self.TP.corpus_shard(s) for s in self.TP.shard_ids[:k]]
+        return self.TP.all_features(wildcards.teacher, self.config["teacher"]["ase"]["feature_set"], k)
+
+    def ase_source(self, wildcards, input, output) -> str:
+        """--features of the stored passes, or --shards for the job to run the teacher on, with its running
+        sums checkpointed beside the output directory (which a rerun clears; the checkpoint survives)."""
+        if self.TP.recompute:
+            checkpoint = os.path.dirname(output[0]) + ".checkpoint.npz"
+            return shlex.join(["--shards", *input.features, "--checkpoint", checkpoint])
+        return shlex.join(["--features", *input.features])
 
     def ase_evaluation_data(self, wildcards) -> list[str]:
         """The evaluation sets, when the ASE job also covers their words (whole corpus, teacher.ase.evaluation_words)."""
@@ -158,12 +191,6 @@ class RuleFunctions:
     def emb_shards(self, wildcards) -> list[str]:
         return [self.W.shard(s) for s in self.W.emb_shard_ids(wildcards.emb)]
 
-    def train_threads(self, wildcards) -> int:
-        """A training job's threads: the entry's `threads`, one where it asks to be `deterministic`
-        (several threads' asynchronous updates make the vectors depend on timing)."""
-        params = self.W.params(wildcards.emb)
-        return 1 if params.get("deterministic") else int(params["threads"])
-
     @staticmethod
     def model_output_flag(wildcards, output) -> str:
         """--model: the trainer also keeps its model (BERT + Skip-gram's projection and context table)."""
@@ -208,15 +235,35 @@ class RuleFunctions:
         return shlex.join(args + ([] if self.config["teacher"]["offline"] else ["--online"]))
 
     def student_inputs(self, wildcards) -> dict:
+        """A student's teacher features (stored passes, with the vocabulary their ids index) or, with
+        ``teacher.cache: recompute``, its corpus shards (it runs the teacher itself), its vocabulary,
+        and the development set of a curve."""
         W = self.W
         spec, params = W.spec(wildcards.emb), W.params(wildcards.emb)
         k = len(W.emb_shard_ids(wildcards.emb))
+        if self.TP.recompute:
+            source = {"shards": [W.shard(s) for s in W.emb_shard_ids(wildcards.emb)]}
+        else:
+            source = {"features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(spec.method, params), k),
+                      "feature_vocab": self.TP.vocab()}  # the vocabulary whose ids the features hold
         return {
-            "features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(spec.method, params), k),
+            **source,
             "vocab": W.emb_vocab(wildcards.emb),  # a corpus fraction's own vocabulary (features remapped to it)
-            "feature_vocab": self.TP.vocab(),  # the vocabulary whose ids the features hold
             **W.dev_curve_inputs(wildcards.emb),  # Wang Figure 5: a dev set scored during training
         }
+
+    def student_source(self, wildcards, input) -> str:
+        """Where a student's teacher features come from: ``--features`` (stored, with ``--feature-vocab``), or
+        ``--shards`` and the teacher's settings (recompute: the teacher runs in this job)."""
+        every_sentence = self.W.params(wildcards.emb).get("sentence_length_filter") is False
+        if self.TP.recompute:
+            teacher = self.W.spec(wildcards.emb).teacher or self.config["teacher"]["default"]
+            return shlex.join(["--shards", *input.shards, *self.TP.recompute_args(teacher)] +
+                              (["--all-sentences"] if every_sentence else []))
+        if every_sentence:
+            raise StaticvecError(f"embedding {wildcards.emb!r}: sentence_length_filter false needs teacher.cache: "
+                                 "recompute (stored passes hold the corpus's kept sentences only)")
+        return shlex.join(["--features", *input.features, "--feature-vocab", input.feature_vocab])
 
     def student_args(self, wildcards) -> str:
         """A distillation job's flags: checkpoint interval (seconds), device, development curve."""
@@ -241,10 +288,6 @@ class RuleFunctions:
 
     def classification_args(self) -> str:
         return arguments.config_arguments(self.config)
-
-    @property
-    def classification_threads(self) -> int:
-        return self.config["classification"].get("threads", 1)
 
     def intrinsic_options(self, protocols, seeds):
         """The params function of the job scoring ``protocols`` of the ``seeds`` of one embedding: every
