@@ -137,6 +137,9 @@ def _register_students(sub) -> None:
         data.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
                           help="recompute: the teacher's compute precision (auto: the teacher stage's policy)")
         data.add_argument("--max-length", type=int, default=None, help="recompute: longest teacher input in pieces")
+        data.add_argument("--all-sentences", action="store_true",
+                          help="recompute: every sentence of the shards' paragraphs is a training sentence, not only the "
+                               "corpus's kept ones (10-40 tokens): X2Static §4.1 names only the paragraph filter")
         p.add_argument("--vocab", required=True, help="the method's vocabulary (word TAB count, by frequency)")
         p.add_argument("--feature-vocab", default=None,
                        help="the vocabulary the stored features' word ids come from (default: --vocab)")
@@ -455,6 +458,8 @@ def _student(args) -> int:
     if bool(args.features) == bool(args.shards):
         raise StaticvecError("give either --features (stored teacher features) or --shards with --teacher (recompute)")
     if args.features:
+        if args.all_sentences:
+            raise StaticvecError("--all-sentences needs --shards: stored passes hold the corpus's kept sentences only")
         source = StoredFeatures(args.features, keys)
         feature_vocab_path = args.feature_vocab or args.vocab
         feature_vocab = Vocabulary.load(feature_vocab_path, max_size=source.meta.get("vocab_size"))
@@ -475,7 +480,8 @@ def _student(args) -> int:
                                max_length=args.max_length)
         context = getattr(params, "context", "sentence")  # x2static's sentence/paragraph inputs
         source = RecomputedFeatures(args.shards, teacher, vocab, keys, context=context,
-                                    part_sentences=args.part_sentences, batch_tokens=args.batch_tokens)
+                                    part_sentences=args.part_sentences, batch_tokens=args.batch_tokens,
+                                    sentences="all" if args.all_sentences else "kept")
 
     model = model_cls(np.asarray(vocab.counts), source.hidden_size, params, device, args.seed)
     settings = params.loop_settings()
