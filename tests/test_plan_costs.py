@@ -185,3 +185,17 @@ def test_a_dry_run_job_is_named_by_its_rule_and_wildcards():
     assert job_rule_and_wildcards(PlannedJob(rule=None, message=message)) == \
         ("teacher_features", {"teacher": "bert-base", "fset": "sentence", "shard": "00012"})
     assert job_rule_and_wildcards(PlannedJob(rule=None, message="something else")) is None
+
+
+def test_a_figure_asks_for_the_memory_of_its_vector_files_once_they_exist(repo_root, tmp_path):
+    """Before its inputs exist (a dry run) the model's estimate, so every sbatch line carries --mem; then theirs."""
+    _, _, model = planning(repo_root)
+    mem_mb = model.resources("figure")["mem_mb"]
+
+    wc = Wildcards(paper="semglove", figure="figure3")
+    missing = [tmp_path / "a.bin", tmp_path / "b.bin"]
+    assert mem_mb(wc, missing, 1) == model.mem_mb(model.job("figure", wc)) > 0
+    for path, mb in zip(missing, (200, 300)):
+        path.write_bytes(b"\0" * (mb * 2**20))
+    assert mem_mb(wc, missing, 1) == math.ceil((2000 + 3 * 500) * 1.3 / 100) * 100
+    assert mem_mb(wc, missing, 2) == math.ceil((2000 + 3 * 500) * 1.3 * 2 / 100) * 100

@@ -69,9 +69,7 @@ rule figure:
         figure="figure[0-9]+[a-z]?",
     threads: RF.threads("figure")
     resources:
-        # t-SNE figures load whole vector files, one at a time
-        mem_mb=RF.figure_memory_mb,
-        runtime=RF.runtime("figure"),
+        **RF.resources("figure"),  # memory: the whole vector files it loads (their size once they exist)
     conda:
         CPU_ENV
     shell:

@@ -45,6 +45,9 @@ GB = 1e9
 GPU_RULES = frozenset({"teacher_features", "teacher_mlm_head", "train_student", "train_bert_sg", "tag", "tag_contextual"})
 RECOMPUTE_GPU_RULES = frozenset({"semglove_cooc_shard", "teacher_ase"})  # GPU rules in teacher.cache: recompute
 
+# rules whose memory follows the size of their input files once those exist (MB -> peak MB); before, the model's
+INPUT_SIZED_MEMORY = {"figure": lambda mb: 2000 + 3 * mb}  # t-SNE figures load whole vector files, one at a time
+
 # CoNLL-2000 chunking and UD EWT (POS) training sentences (../shared/README.md); NER: CoNLL-2003's 14,041
 TAGGING_SENTENCES = {"chunk": 8936, "pos": 12544, "ner": 14041}
 
@@ -187,6 +190,8 @@ class CostModel:
         self.gpu_run = bool(workflow.use_gpu)
         self.recompute = teacher_plan.recompute
         self._reference = None
+        self._reference_meta = None
+        self._work_ratio = {}
 
     def _path(self, path) -> Path:
         path = Path(path)
@@ -301,7 +306,14 @@ class CostModel:
         the job is about to run (the corpus manifest then exists)."""
 
         def mem_mb(wildcards, input, attempt):
-            return self.mem_mb(self.job(rule, wildcards, **fixed), attempt)
+            cost = self.job(rule, wildcards, **fixed)
+            if rule in INPUT_SIZED_MEMORY:  # the job's own input files, once they exist (read with os: Snakemake's
+                try:                         # size_mb is asynchronous, unavailable while the DAG is built)
+                    size_mb = sum(os.path.getsize(str(f)) for f in input) / MB
+                    cost = replace(cost, peak_mb=INPUT_SIZED_MEMORY[rule](size_mb))
+                except (OSError, TypeError):
+                    pass
+            return self.mem_mb(cost, attempt)
 
         def runtime(wildcards, input, attempt):
             return self.runtime_minutes(self.job(rule, wildcards, **fixed), attempt)
@@ -334,7 +346,8 @@ class CostModel:
             what = basis or "reference run per job"
             flags = ()
         else:
-            work, peak, what, flags = 30.0 * scale, 1000.0 * mem_scale, basis or "not measured: 30 s, 1 GB", ("unmeasured",)
+            # rules without a benchmark file (fetching from the mirror, tables, manifests): seconds, not measured
+            work, peak, what, flags = 10.0 * scale, 500.0 * mem_scale, basis or "not measured: 10 s, 0.5 GB", ("unmeasured",)
         return JobCost(rule, "cpu", threads, work, peak, 0.0, basis=what, flags=flags)
 
     def _reference_v_scale(self, emb: str | None, dim: float | None = None) -> float:
@@ -348,8 +361,10 @@ class CostModel:
         return max(1.0, v / v_ref) * max(1.0, (dim or 300) / 300)
 
     def reference_meta(self) -> dict:
-        data = load_manifest(self._path(self.plan.get("reference_manifest", "results/reference/manifest.json"))) or {}
-        return {"tokens": (data.get("corpus_stats") or {}).get("tokens")}
+        if self._reference_meta is None:
+            data = load_manifest(self._path(self.plan.get("reference_manifest", "results/reference/manifest.json"))) or {}
+            self._reference_meta = {"tokens": (data.get("corpus_stats") or {}).get("tokens")}
+        return self._reference_meta
 
     # ------------------------------------------------------------ embedding helpers
     def emb_tokens(self, emb: str) -> float:
@@ -763,18 +778,24 @@ class CostModel:
 
     def _config_work_ratio(self, section: str) -> float:
         """Work units of the extrinsic settings against the reference run's (config/config.yaml's)."""
+        if section not in self._work_ratio:
+            self._work_ratio[section] = self._compute_work_ratio(section)
+        return self._work_ratio[section]
+
+    def _compute_work_ratio(self, section: str) -> float:
         from staticvec.config import load_config
 
         ref = load_config([self._path("config/config.yaml")])
+
         def units(cfg):
             c = cfg[section]
-            if section == "classification":
+            if section == "classification":  # grid cells x seeds x data sets, twice with the refit
                 seeds = len(c.get("seeds") or cfg.get("seeds") or [1])
                 return len(c["epochs"]) * len(c["learning_rates"]) * seeds * len(c["datasets"]) * (2 if c.get("refit") else 1)
-            t = c["tagger"]
-            data = t.get("max_train_sentences") or 10000
+            t = c["tagger"]  # epochs x sentences; assumed: the character CNN doubles a step, cost ~ sqrt(32 / batch)
+            sentences = t.get("max_train_sentences") or max(TAGGING_SENTENCES.values())
             chars = 2.0 if t.get("char_features", "none") != "none" else 1.0
-            return t["max_epochs"] * min(data, 10000) * chars * 32 / int(t.get("batch_size", 32)) ** 0.5 / 32 ** 0.5
+            return t["max_epochs"] * sentences * chars * math.sqrt(32 / int(t.get("batch_size", 32)))
 
         return units(self.config) / units(ref)
 
@@ -801,5 +822,6 @@ class CostModel:
     _tag_contextual = _tag
 
     def _figure(self, rule, wc) -> JobCost:
+        """t-SNE figures load whole vector files, one at a time: the corpus vocabulary at 300-d, three copies."""
         ref = self._reference_job(rule)
-        return replace(ref, peak_mb=max(ref.peak_mb, 2000))
+        return replace(ref, peak_mb=INPUT_SIZED_MEMORY["figure"](self.vectors_gb(self.sizes.vocabulary(), 300) * 1000))

@@ -58,10 +58,6 @@ class RuleFunctions:
         """A rule's ``resources:``: mem_mb, runtime, and a GPU where the model routes the rule to one."""
         return self.costs.resources(rule, **fixed)
 
-    def runtime(self, rule: str, **fixed):
-        """A rule's runtime request alone (a rule that sizes its memory from its input files)."""
-        return self.costs.resources(rule, **fixed)["runtime"]
-
     # ------------------------------------------------------------ generic
     @staticmethod
     def parent_dir(wildcards, output) -> str:
@@ -373,10 +369,6 @@ class RuleFunctions:
     @staticmethod
     def figure_id(wildcards) -> str:
         return f"{wildcards.paper}_{wildcards.figure}"
-
-    @staticmethod
-    def figure_memory_mb(wildcards, input) -> int:
-        return 2000 + 3 * int(input.size_mb)  # t-SNE figures load whole vector files, one at a time
 
     def figure_inputs(self, wildcards) -> dict:
         return self.W.figure_inputs(self.figure_id(wildcards))

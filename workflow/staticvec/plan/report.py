@@ -151,8 +151,9 @@ class Plan:
             f"the longest request {_hours(t['longest_runtime_min'])}.",
         ]
         if t["short_gpu_jobs"]:
-            lines.append(f"GPU jobs under {self.model.plan.get('gpu_allocation_minutes', 30)} min of modelled work (whole "
-                         f"runs on a corpus fraction, not divisible shard work): " + "; ".join(t["short_gpu_jobs"]) + ".")
+            short, more = t["short_gpu_jobs"][:8], len(t["short_gpu_jobs"]) - 8
+            lines.append(f"{len(t['short_gpu_jobs'])} GPU job(s) under {self.model.plan.get('gpu_allocation_minutes', 30)} "
+                         f"min of modelled work: " + "; ".join(short) + (f"; and {more} more" if more > 0 else "") + ".")
         estimates = self.model.unit.estimates()
         if estimates:
             lines.append("Resting on estimates (config/unit_costs.yaml, status estimate): " + ", ".join(estimates) + ".")

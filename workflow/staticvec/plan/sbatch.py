@@ -46,7 +46,9 @@ def _render(out_path: str, argv: list[str]) -> int:
         call = get_submit_command(job, params, settings=settings) + set_gres_string(job)
         resources = {k: v for k, v in dict(job.resources).items() if not k.startswith("_") and isinstance(v, (int, str))}
         jobs = job.jobs if job.is_group() else [job]
-        out.write(json.dumps({"rule": job.name, "group": job.is_group(), "local": job.is_local, "threads": job.threads,
+        # a localrule runs in the Snakemake process (a dry run reports every job as local: its executor is local)
+        local = all(j.rule.name in getattr(self.workflow, "_localrules", ()) or j.rule.norun for j in jobs)
+        out.write(json.dumps({"rule": job.name, "group": job.is_group(), "local": local, "threads": job.threads,
                               "wildcards": [dict(j.wildcards_dict) for j in jobs],
                               "rules": [j.rule.name for j in jobs], "resources": resources, "sbatch": call}) + "\n")
         out.flush()
