@@ -82,16 +82,15 @@ def test_recompute_runs_leave_no_teacher_feature_on_disk(tmp_path, shared_data):
         "resources": {"download_dir": str(tmp_path / "data"), "mirror": str(shared_data)},
         "teacher": {"cache": "recompute"},
     }))
-    targets = [results / "embeddings/x2static_sent/seed1/vectors.bin", results / "embeddings/bert_sg/seed1/vectors.bin",
-               results / "teacher/minilm/baselines/ase-2of2/ase.json", results / "cooc/semglove/sd.cooc",
-               results / "cooc/semglove/md.cooc"]
+    targets = [results / "embeddings/bert_sg/seed1/vectors.bin", results / "teacher/minilm/baselines/ase-2of2/ase.json",
+               results / "cooc/semglove/sd.cooc", results / "cooc/semglove/md.cooc"]
     plan = snakemake("-n", "--", *map(str, targets), configfiles=[TEST_CONFIG, override])
     assert "teacher_features" not in plan.stdout and "teacher minilm / set" not in plan.stdout  # no stored pass planned
     snakemake("--", *map(str, targets), configfiles=[TEST_CONFIG, override])
     assert all(t.exists() for t in targets)
     assert not list(results.glob("teacher/*/features")), "a teacher feature reached the disk"
     assert not list(results.glob("teacher/*/baselines/*.checkpoint.npz"))  # ASE's running sums go with the job
-    record = yaml.safe_load((results / "embeddings/x2static_sent/seed1/vectors.json").read_text())
+    record = yaml.safe_load((results / "embeddings/bert_sg/seed1/vectors.json").read_text())
     assert record["source"]["cache"] == "recompute"
 
 
