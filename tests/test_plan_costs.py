@@ -129,7 +129,8 @@ def test_a_gpu_run_routes_only_transformer_and_tagger_work_to_gpus(repo_root):
     assert glove.device == "cpu" and glove.threads == 8  # Hogwild threads on a CPU node
     # a GPU job's cores keep its host side (tokenization, alignment) up with the GPU, within the cap
     student = model.job("train_student", Wildcards(emb="x2static_sent", seed="1"))
-    need = model.gpu_pieces_per_s("bert-base", "students") / model.unit.value("teacher_host_pieces_per_s")
+    host_words = model.unit.value("teacher_host_pieces_per_s") / model.unit.value("pieces_per_token")
+    need = model.unit.value("gpu_teacher_words_per_s", "bert-base", "students") / host_words
     assert student.threads == max(4, min(16, math.ceil(need)))
 
 
@@ -157,23 +158,42 @@ def test_the_unit_cost_file_names_the_provenance_of_every_figure(repo_root, tmp_
         assert entry["status"] in ("measured", "derived", "estimate")
         if entry["status"] == "measured":
             assert entry["machine"] in data["machines"] and entry["date"] and entry["source"], name
-    assert "gpu_teacher_pieces_per_s" in unit.estimates()
+    assert "gpu_teacher_words_per_s" in unit.estimates()
+    assert unit.value("glove_entries_per_s") == 1.29e6  # YAML's "1.29e6" (a string in YAML 1.1) read as a number
     broken = yaml.safe_load((repo_root / "config/unit_costs.yaml").read_text())
     del broken["costs"]["glove_entries_per_s"]["date"]
     with pytest.raises(InputFileError, match="glove_entries_per_s: a measured figure names its machine, date and source"):
         UnitCosts(broken, tmp_path / "u.yaml")
 
 
+def gpu_check_json(sections, started="2026-11-27 05:29:08 UTC"):
+    """A benchmarks/gpu_check.py JSON: sections of named figures."""
+    return {"meta": {"started": started, "env": {"device": "NVIDIA H200"}},
+            "sections": [{"name": name, "status": status, "figures": figures} for name, status, figures in sections]}
+
+
 def test_gpu_check_figures_replace_the_estimates(repo_root):
     unit = UnitCosts.load(repo_root / "config/unit_costs.yaml")
-    measured = {"teacher": {"bert-base": {"bare": {"pieces_per_s": 2.0e6}, "masked_mlm": {"pieces_per_s": 9.0e4}}},
-                "students": {"x2static": {"examples_per_s": 123456}}, "glove": {"entries_per_s": 7e7}}
-    new, replaced = overlay_gpu_check(unit, measured, "gpu_check.json")
-    assert set(replaced) == {"gpu_teacher_pieces_per_s", "gpu_student_examples_per_s", "gpu_glove_entries_per_s"}
-    assert new.value("gpu_teacher_pieces_per_s", "bert-base", "bare") == 2.0e6
-    assert new.value("gpu_teacher_pieces_per_s", "bert-base", "students") == unit.value("gpu_teacher_pieces_per_s", "bert-base", "students")
-    assert new.value("gpu_student_examples_per_s", "x2static") == 123456 and new.value("gpu_glove_entries_per_s") == 7e7
+    first = gpu_check_json([
+        ("teacher_base", "ok", [{"name": "bare forward (SDPA)", "value": 1.06e6, "unit": "pieces/s", "words_per_s": 880373},
+                                {"name": "sentence pass (sentence context, layers [-1])", "value": 84357.3, "unit": "words/s"}]),
+        ("students", "ok", [{"name": "x2static (autograd, adam)", "value": 189065.8, "unit": "targets/s"}]),
+        ("glove_cuda", "ok", [{"name": "GloVe torch engine (CUDA path)", "value": 2.37e7}]),
+        ("tagger", "error", [{"name": "BiLSTM-CRF training (one epoch)", "value": 1.0}])])
+    rerun = gpu_check_json([("tagger", "ok", [{"name": "BiLSTM-CRF training (one epoch)", "value": 532.0,
+                                               "peak_gpu_memory_gib": 0.09}])])
+    new, replaced = overlay_gpu_check(unit, [first, rerun], "a.json + b.json")
+    assert set(replaced) == {"gpu_teacher_words_per_s.bert-base.bare", "gpu_teacher_words_per_s.bert-base.students",
+                             "gpu_student_examples_per_s.x2static", "gpu_glove_entries_per_s", "gpu_tagger_sentences_per_s",
+                             "gpu_peak_memory_gb.tagger"}
+    assert new.value("gpu_teacher_words_per_s", "bert-base", "bare") == 880373  # the field named, not the pieces/s
+    assert new.value("gpu_teacher_words_per_s", "bert-base", "students") == 84357.3
+    assert new.value("gpu_teacher_words_per_s", "bert-base", "ase") == unit.value("gpu_teacher_words_per_s", "bert-base", "ase")
+    assert new.value("gpu_student_examples_per_s", "x2static") == 189065.8 and new.value("gpu_glove_entries_per_s") == 2.37e7
+    assert new.value("gpu_tagger_sentences_per_s") == 532.0  # the failed section is skipped, its rerun read
     assert new.status("gpu_glove_entries_per_s") == "measured" and unit.status("gpu_glove_entries_per_s") == "estimate"
+    assert new.status("gpu_teacher_words_per_s") == "estimate"  # some of its values are still estimates
+    assert "NVIDIA H200" in new.data["machines"]["gpu-check"]
 
 
 def test_a_dry_run_job_is_named_by_its_rule_and_wildcards():

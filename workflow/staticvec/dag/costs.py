@@ -231,7 +231,8 @@ class CostModel:
         cap = int(self.plan.get("gpu_max_threads", 16))
         if teacher is None:
             return min(cap, int(self.plan.get("gpu_min_threads", 4)))
-        need = self.gpu_pieces_per_s(teacher, path) / float(self.unit.value("teacher_host_pieces_per_s"))
+        host_words = float(self.unit.value("teacher_host_pieces_per_s")) / float(self.unit.value("pieces_per_token"))
+        need = self.gpu_words_per_s(teacher, path) / host_words
         return max(int(self.plan.get("gpu_min_threads", 4)), min(cap, math.ceil(need)))
 
     # ------------------------------------------------------------ teacher arithmetic
@@ -259,22 +260,25 @@ class CostModel:
             rate /= 17.1
         return rate * threads
 
-    def gpu_pieces_per_s(self, teacher: str, path: str) -> float:
-        """A GPU pass: the shape nearest the teacher (BERT-base or -large), scaled by the FLOPs per piece."""
-        rates = self.unit.value("gpu_teacher_pieces_per_s")
+    def gpu_words_per_s(self, teacher: str, path: str) -> float:
+        """A GPU pass in corpus words per s: the shape nearest the teacher (BERT-base or -large), scaled by the
+        FLOPs per piece."""
+        rates = self.unit.value("gpu_teacher_words_per_s")
         shapes = {"bert-base": 24.0 * 12 * 768 * 768, "bert-large": 24.0 * 24 * 1024 * 1024}
         flops = self.teacher_flops(teacher)
         shape = min(shapes, key=lambda s: abs(math.log(shapes[s] / flops)))
-        key = {"paragraph": "students", "semglove_unmasked": "students"}.get(path, path)
+        key = {"semglove_unmasked": "students"}.get(path, path)
         return float(rates[shape][key]) * shapes[shape] / flops
 
     def pass_seconds(self, teacher: str, path: str, tokens: float, device: str, threads: int) -> float:
+        """One pass of ``path`` over ``tokens`` training tokens: on a GPU at the pass's measured words per s,
+        kept at or below what ``threads`` host threads tokenize and align; on CPUs per piece."""
+        if device == "gpu":
+            host = float(self.unit.value("teacher_host_pieces_per_s")) / float(self.unit.value("pieces_per_token")) * threads
+            return tokens / min(self.gpu_words_per_s(teacher, path), host)
         pieces = tokens * float(self.unit.value("pieces_per_token"))
         if path == "paragraph":
             pieces *= float(self.unit.value("paragraph_token_share"))
-        if device == "gpu":
-            host = float(self.unit.value("teacher_host_pieces_per_s")) * threads
-            return pieces / min(self.gpu_pieces_per_s(teacher, path), host)
         return pieces / self.cpu_pieces_per_s(teacher, path, threads)
 
     # ------------------------------------------------------------ requests

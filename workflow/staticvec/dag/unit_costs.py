@@ -5,8 +5,10 @@ estimate); the model reads only ``value``. A growth law is the least-squares pow
 the measured points listed with it, so the file holds measurements, never fitted constants.
 
 GPU figures are estimates until ``benchmarks/gpu_check.py`` has run: :func:`overlay_gpu_check` replaces
-each figure that names a ``gpu_check`` field by that field of the script's JSON (``<shape>``, ``<path>``,
-``<method>``, ``<what>`` in the field's dotted path stand for the keys of the figure's value).
+each figure that names a ``gpu_check`` source by that figure of the script's JSON. The JSON holds
+``sections`` (``name``), each with ``figures`` (``name``, ``value``, further fields); a source is
+``"<section>/<figure name prefix>"`` (the figure's ``value``) or ``"<section>/<prefix>:<field>"``. A figure
+whose value is a mapping names one source per key (``bert-base.students: teacher_base/sentence pass``).
 """
 
 from __future__ import annotations
@@ -96,14 +98,15 @@ class UnitCosts:
         return cls(data or {}, path)
 
     def value(self, name: str, *keys: str):
-        """A figure's value, or one entry of a figure whose value is a mapping."""
+        """A figure's value, or one entry of a figure whose value is a mapping (numbers as floats: YAML 1.1
+        reads ``6.5e5``, an exponent without its sign, as a string)."""
         try:
             value = self.data["costs"][name]["value"]
             for key in keys:
                 value = value[key]
         except KeyError:
             raise InputFileError(self.path, f"no figure costs.{name}{''.join('.' + k for k in keys)}") from None
-        return value
+        return _number(value)
 
     def status(self, name: str) -> str:
         return self.data["costs"][name]["status"]
@@ -119,35 +122,59 @@ class UnitCosts:
         return [name for name, entry in self.data["costs"].items() if entry["status"] == "estimate"]
 
 
-def overlay_gpu_check(costs: UnitCosts, measurements: dict, source: str) -> tuple[UnitCosts, list[str]]:
-    """A copy of ``costs`` with every GPU figure that the gpu_check JSON holds replaced by its field
-    (status measured, ``source`` the file); the names of the figures replaced."""
+def overlay_gpu_check(costs: UnitCosts, measurements: list[dict], source: str) -> tuple[UnitCosts, list[str]]:
+    """A copy of ``costs`` with every GPU figure found in the gpu_check JSONs (``measurements``, later files
+    first to win: a section rerun alone) replaced; the names of the values replaced (``figure`` or
+    ``figure.key``). A figure all of whose values were replaced becomes ``measured``."""
     data = copy.deepcopy(costs.data)
     replaced = []
     for name, entry in data["costs"].items():
-        pattern = entry.get("gpu_check")
-        if not pattern:
+        sources = entry.get("gpu_check")
+        if not sources:
             continue
-        if isinstance(entry["value"], dict):
-            changed = False
-            for leaf_keys in _leaf_keys(entry["value"]):
-                found = _lookup(measurements, _fill(pattern, leaf_keys))
-                if found is not None:
-                    _set(entry["value"], leaf_keys, float(found))
-                    changed = True
-            if changed:
-                replaced.append(name)
-        else:
-            found = _lookup(measurements, pattern)
-            if found is not None:
+        keyed = sources if isinstance(sources, dict) else {"": sources}
+        found_all = True
+        for key, where in keyed.items():
+            found = _find_figure(measurements, where)
+            if found is None:
+                found_all = False
+                continue
+            if key:
+                _set(entry["value"], tuple(key.split(".")), float(found))
+            else:
                 entry["value"] = float(found)
-                replaced.append(name)
-        if name in replaced:
+            replaced.append(f"{name}.{key}" if key else name)
+        if found_all and any(r == name or r.startswith(name + ".") for r in replaced):
             entry.update(status="measured", machine="gpu-check", source=source,
-                         date=str(measurements.get("date") or "see the gpu_check JSON"))
-    device = measurements.get("device") or measurements.get("gpu") or "the GPU of the gpu_check run"
+                         date=_meta(measurements, "started") or "see the gpu_check JSON")
+    device = _meta(measurements, "device") or "the GPU of the gpu_check run"
     data.setdefault("machines", {})["gpu-check"] = f"{device} ({source})"
     return UnitCosts(data, costs.path), replaced
+
+
+def _find_figure(measurements: list[dict], where: str):
+    """The value (or a field) of the figure ``section/name-prefix[:field]`` in the last JSON that has it."""
+    path, _, field = where.partition(":")
+    section, _, prefix = path.partition("/")
+    for data in reversed(measurements):
+        for sec in data.get("sections") or []:
+            if sec.get("name") != section or sec.get("status", "ok") != "ok":
+                continue
+            for fig in sec.get("figures") or []:
+                if str(fig.get("name", "")).startswith(prefix):
+                    value = fig.get(field or "value")
+                    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                        return value
+    return None
+
+
+def _meta(measurements: list[dict], key: str):
+    for data in measurements:
+        meta = data.get("meta") or {}
+        value = meta.get(key) or (meta.get("env") or {}).get(key)
+        if value:
+            return str(value)
+    return None
 
 
 def load_gpu_check(path: str | Path) -> dict:
@@ -159,31 +186,15 @@ def load_gpu_check(path: str | Path) -> dict:
         raise InputFileError(path, f"not JSON ({exc.msg}, line {exc.lineno})") from None
 
 
-def _leaf_keys(value: dict, prefix: tuple = ()) -> list[tuple]:
-    out = []
-    for key, sub in value.items():
-        if isinstance(sub, dict):
-            out += _leaf_keys(sub, prefix + (key,))
-        else:
-            out.append(prefix + (key,))
-    return out
-
-
-def _fill(pattern: str, keys: tuple) -> str:
-    """``teacher.<shape>.<path>.pieces_per_s`` with the placeholders replaced by ``keys`` in order."""
-    parts, it = [], iter(keys)
-    for part in pattern.split("."):
-        parts.append(str(next(it, part)) if part.startswith("<") and part.endswith(">") else part)
-    return ".".join(parts)
-
-
-def _lookup(data, dotted: str):
-    value = data
-    for part in dotted.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def _number(value):
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    if isinstance(value, dict):
+        return {k: _number(v) for k, v in value.items()}
+    return value
 
 
 def _set(value: dict, keys: tuple, new) -> None:

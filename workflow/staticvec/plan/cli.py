@@ -14,8 +14,9 @@ def register(subparsers) -> None:
     p.add_argument("--configfile", nargs="+", default=["config/config.yaml"],
                    help="config files, merged in order (default config/config.yaml)")
     p.add_argument("--root", default=".", help="the workflow's directory (default: here)")
-    p.add_argument("--gpu-check", default=None, metavar="JSON",
-                   help="benchmarks/gpu_check.py's JSON: its GPU figures replace the estimates of the unit-cost file")
+    p.add_argument("--gpu-check", nargs="+", default=None, metavar="JSON",
+                   help="benchmarks/gpu_check.py's JSON(s), later ones winning (a section rerun alone): their GPU "
+                        "figures replace the estimates of the unit-cost file")
     p.add_argument("--stand-ins", action="store_true",
                    help="plan against the offline mirror plus empty stand-ins for inputs that are not here "
                         "(planning reads no file's content): a paper-scale plan on a machine without the dump")

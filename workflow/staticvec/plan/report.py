@@ -154,6 +154,8 @@ class Plan:
             short, more = t["short_gpu_jobs"][:8], len(t["short_gpu_jobs"]) - 8
             lines.append(f"{len(t['short_gpu_jobs'])} GPU job(s) under {self.model.plan.get('gpu_allocation_minutes', 30)} "
                          f"min of modelled work: " + "; ".join(short) + (f"; and {more} more" if more > 0 else "") + ".")
+        if self.replaced:
+            lines.append("GPU figures measured (--gpu-check): " + ", ".join(self.replaced) + ".")
         estimates = self.model.unit.estimates()
         if estimates:
             lines.append("Resting on estimates (config/unit_costs.yaml, status estimate): " + ", ".join(estimates) + ".")
@@ -168,8 +170,8 @@ def _wildcards_text(wildcards: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in wildcards.items())
 
 
-def with_gpu_check(configfiles: list, gpu_check: str | None, workdir: Path) -> tuple[list, list[str]]:
-    """The config files with the gpu_check JSON's GPU figures in force (a unit-cost file written beside,
+def with_gpu_check(configfiles: list, gpu_check: list | None, workdir: Path) -> tuple[list, list[str]]:
+    """The config files with the gpu_check JSONs' GPU figures in force (a unit-cost file written beside,
     named by an extra config file), and the figures replaced."""
     if not gpu_check:
         return list(configfiles), []
@@ -177,14 +179,14 @@ def with_gpu_check(configfiles: list, gpu_check: str | None, workdir: Path) -> t
 
     config = load_config(configfiles)
     unit = UnitCosts.load(config.get("plan", {}).get("unit_costs", "config/unit_costs.yaml"))
-    unit, replaced = overlay_gpu_check(unit, load_gpu_check(gpu_check), str(gpu_check))
+    unit, replaced = overlay_gpu_check(unit, [load_gpu_check(f) for f in gpu_check], " + ".join(map(str, gpu_check)))
     costs_file, override = workdir / "unit_costs.yaml", workdir / "plan-gpu-check.yaml"
     costs_file.write_text(yaml.safe_dump(unit.data, sort_keys=False))
     override.write_text(yaml.safe_dump({"plan": {"unit_costs": str(costs_file)}}))
     return list(configfiles) + [str(override)], replaced
 
 
-def cost_plan(configfiles: list, root: str | Path = ".", gpu_check: str | None = None) -> Plan:
+def cost_plan(configfiles: list, root: str | Path = ".", gpu_check: list | None = None) -> Plan:
     """Every job of the config's dry run, costed by the model the rules request from."""
     from staticvec.config import load_config, validate_config
     from staticvec.dag.rules import RuleFunctions
