@@ -261,3 +261,18 @@ def test_the_default_run_plans_tokenlearn_on_the_stored_sentence_pass(shared_dat
     table3 = next(line for line in out.splitlines() if "staticvec report table" in line and "--table x2static_table3" in line)
     assert "tokenlearn_teacher_dim=results/default/eval/tokenlearn_teacher_dim/seed1/intrinsic.muse.json" in table3
     assert "benchmark: results/default/benchmarks/train/tokenlearn/seed1.tsv" in out  # its seconds in the timings
+
+
+def test_tokenlearn_reads_only_the_leading_shards_that_hold_its_sentences():
+    from staticvec.dag.common import leading_shards_for_sentences
+
+    paper = {"corpus": {"shards": 256, "max_tokens": None, "max_sentence_tokens": 40}, "plan": {"corpus_tokens": 1.3e9}}
+    # 1,000,000 sentences of at most 40 tokens in shards of 1.3e9 / 256 = 5,078,125 tokens: ceil(7.88) = 8 shards
+    assert leading_shards_for_sentences(paper, 256, 1_000_000) == 8
+    # the default: 8 shards of 125,000 tokens would need 320, so all 8 are read
+    default = {"corpus": {"shards": 8, "max_tokens": 1_000_000, "max_sentence_tokens": 40}}
+    assert leading_shards_for_sentences(default, 8, 1_000_000) == 8
+    assert leading_shards_for_sentences(default, 8, 6_250) == 2  # 250,000 tokens: exactly two shards
+    assert leading_shards_for_sentences(default, 8, 6_251) == 3
+    assert leading_shards_for_sentences(default, 8, None) == 8
+    assert leading_shards_for_sentences({"corpus": {"shards": 4, "max_tokens": None}}, 4, 10) == 4  # size unknown

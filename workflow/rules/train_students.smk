@@ -1,6 +1,7 @@
 # Distillation trainers reading the teacher stage's per-shard features: X2Static (sent/para),
 # BERT + Skip-gram (and its Figure 4/5 sweeps, from the sheet), Context-to-Vec; every sheet entry
-# of these methods, once per seed. The trainer gets the entry's hyper-parameters as JSON.
+# of these methods, once per seed. The trainer gets the entry's hyper-parameters as JSON. With
+# teacher.cache: recompute a trainer runs the teacher over its corpus shards itself (RF.student_source).
 
 rule train_student:
     input:
@@ -10,6 +11,7 @@ rule train_student:
         record=W.embedding_record("{emb}"),
     params:
         command=RF.train_command,
+        source=RF.student_source,
         method_params=RF.method_params,
         args=RF.student_args,
         checkpoint=P.checkpoint("pt"),
@@ -20,16 +22,14 @@ rule train_student:
         P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_student"),
-    threads: RF.train_threads
+    threads: RF.threads("train_student")
     resources:
-        mem_mb=8000,
-        runtime=720,
-        **GPU_RESOURCES,
+        **RF.resources("train_student"),
     conda:
         GPU_ENV
     shell:
-        "staticvec train {params.command} --features {input.features} --vocab {input.vocab}"
-        " --feature-vocab {input.feature_vocab} {params.method_params} {params.args} --seed {wildcards.seed} --threads {threads}"
+        "staticvec train {params.command} {params.source} --vocab {input.vocab}"
+        " {params.method_params} {params.args} --seed {wildcards.seed} --threads {threads}"
         " --checkpoint {params.checkpoint} {params.model} --out {output.vectors} --record {output.record} > {log} 2>&1"
 
 
@@ -41,6 +41,7 @@ use rule train_student as train_bert_sg with:
         model=P.embedding_file("model.pt"),
     params:
         command="bert-sg",
+        source=RF.student_source,
         method_params=RF.method_params,
         args=RF.student_args,
         checkpoint=P.checkpoint("pt"),
@@ -61,10 +62,9 @@ rule bert_sg_attention:
         P.log("bert_sg_attention"),
     wildcard_constraints:
         emb=W.rule_ids("train_bert_sg"),
-    threads: 1
+    threads: RF.threads("bert_sg_attention")
     resources:
-        mem_mb=4000,
-        runtime=15,
+        **RF.resources("bert_sg_attention"),
     conda:
         GPU_ENV
     shell:
@@ -94,11 +94,9 @@ rule train_tokenlearn:
         P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_tokenlearn"),
-    threads: RF.train_threads
+    threads: RF.threads("train_tokenlearn")
     resources:
-        mem_mb=16000,  # paper scale: 1M sentences' targets (3 GB at 768-d), their PCA, the tokenized texts
-        runtime=720,
-        **GPU_RESOURCES,
+        **RF.resources("train_tokenlearn"),  # memory: the targets of max_sentences sentences (staticvec.dag.costs)
     conda:
         GPU_ENV
     shell:

@@ -3,7 +3,8 @@
 Top level: ``config``, ``resources`` and ``export`` (defined here), then one group per stage, each built by
 its subpackage's ``cli.py`` (``register(subparsers)``): ``corpus``, ``teacher``, ``cooc``,
 ``train``, ``post``, ``evaluate`` (``intrinsic``, ``classify``, ``tag``, ``tag-summary``) and
-``report`` (``table``, ``figure``, ``summary``, ``manifest``, ...). Flags shared between commands
+``report`` (``table``, ``figure``, ``summary``, ``manifest``, ...), and ``plan`` (a config's costs before it
+runs). Flags shared between commands
 are defined once in :mod:`staticvec.cli_args`. Handlers import their heavy dependencies (torch,
 transformers, gensim) lazily so that ``staticvec --help`` and the light stages start fast.
 """
@@ -28,6 +29,7 @@ COMMAND_MODULES = [
     "staticvec.post.cli",
     "staticvec.evaluate.cli",
     "staticvec.report.cli",
+    "staticvec.plan.cli",
 ]
 
 

@@ -34,6 +34,8 @@ class Method:
 
 
 STUDENT_KEYS = ("threads", "checkpoint_every")  # checkpoint_every: seconds, the job's --checkpoint-every
+# X2Static also: sentence_length_filter, which training sentences the job's teacher pass reads (its --all-sentences)
+X2STATIC_KEYS = STUDENT_KEYS + ("sentence_length_filter",)
 
 REGISTRY: dict[str, Method] = {m.name: m for m in [
     Method("glove", "glove", seeded=True, uses_teacher=False, rule="train_glove", command="glove",
@@ -44,7 +46,7 @@ REGISTRY: dict[str, Method] = {m.name: m for m in [
     Method("cbow", "cbow", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="cbow"),
     Method("fasttext", "fasttext", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="fasttext"),
     Method("x2static", "x2static", seeded=True, uses_teacher=True, rule="train_student", student=True,
-           reads_features=True, command="x2static", workflow_keys=STUDENT_KEYS, trainer="staticvec.train.x2static:X2StaticParams:X2Static",
+           reads_features=True, command="x2static", workflow_keys=X2STATIC_KEYS, trainer="staticvec.train.x2static:X2StaticParams:X2Static",
            summary="X2Static (Gupta & Jaggi 2021): CBOW-style distillation; sent/para from the features given"),
     Method("bert_sg", "bert_sg", seeded=True, uses_teacher=True, rule="train_bert_sg", student=True,
            reads_features=True, command="bert-sg",

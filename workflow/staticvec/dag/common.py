@@ -33,6 +33,20 @@ def fraction_shard_ids(frac: str, n_shards: int) -> list[str]:
     return [f"{i:05d}" for i in range(k * n_shards // n)]
 
 
+def leading_shards_for_sentences(config: dict, n_shards: int, sentences: int | None) -> int:
+    """How many leading shards of ``n_shards`` surely hold ``sentences`` training sentences: every kept sentence
+    has at most ``corpus.max_sentence_tokens`` tokens, and a shard holds the planned tokens / shards
+    (``corpus.max_tokens``, else ``plan.corpus_tokens``; all shards when neither is set). From the config
+    alone, so that a resumed run plans the same inputs as the first (not from the corpus manifest)."""
+    corpus = config["corpus"]
+    tokens = corpus.get("max_tokens") or config.get("plan", {}).get("corpus_tokens")
+    if not sentences or not tokens:
+        return n_shards
+    per_shard = float(tokens) / int(corpus["shards"])
+    needed = -(-int(sentences) * int(corpus.get("max_sentence_tokens") or 40) // max(1, int(per_shard)))
+    return max(1, min(n_shards, needed))
+
+
 def vocab_args(config: dict) -> list[str]:
     """--min-count / --max-vocab of the corpus vocabulary, for every command that reads it."""
     corpus = config["corpus"]

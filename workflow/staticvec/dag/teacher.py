@@ -135,6 +135,20 @@ class TeacherPlan:
         return teacher_model(self.config, teacher)
 
     @property
+    def recompute(self) -> bool:
+        """``teacher.cache: recompute``: no stored passes; each reader (students, SemGloVe builders, ASE)
+        runs the teacher over its corpus shards in its own job (features streamed, never on disk)."""
+        return self.tc.get("cache", "store") == "recompute"
+
+    def recompute_args(self, teacher: str) -> list[str]:
+        """A student's flags for running the teacher itself (the pass's model, precision and batches)."""
+        args = ["--teacher", self.model(teacher), "--dtype", self.tc.get("dtype", "auto"),
+                "--batch-tokens", str(self.tc["batch_tokens"]), "--part-sentences", str(self.tc["part_sentences"])]
+        if self.tc.get("max_length"):
+            args += ["--max-length", str(self.tc["max_length"])]
+        return args + ([] if self.tc["offline"] else ["--online"])
+
+    @property
     def feature_threads(self) -> int:
         """Threads of one feature pass (config ``teacher.threads``; 2, as before the key, where it is absent)."""
         return int(self.tc.get("threads", 2))
@@ -229,10 +243,21 @@ class TeacherPlan:
 
     def ase_args(self, teacher: str, k: int) -> str:
         """`baseline ase` flags over the first k shards. Only the whole corpus needs the word-alone
-        fallback: a fraction's table is cut to the fraction's own vocabulary (its words are all met)."""
+        fallback: a fraction's table is cut to the fraction's own vocabulary (its words are all met).
+        In recompute mode also the ASE pass's own settings (the job runs it: ``--shards``)."""
         from staticvec.dag.arguments import data_dir_from_config
 
         args = self._teacher_args(teacher) + self._vocab_args()
+        if self.recompute:
+            fs, ase = self.feature_set(self.tc["ase"]["feature_set"]), self.tc.get("ase", {})
+            args += ["--part-sentences", str(self.tc["part_sentences"])]
+            if not fs.get("special_tokens", True):
+                args.append("--no-pass-special-tokens")
+            if ase.get("words", "vocab") != "vocab":
+                raise StaticvecError("teacher.cache: recompute computes ASE over the vocabulary's words "
+                                     "(teacher.ase.words: vocab); a word list needs stored passes")
+            if ase.get("max_words"):
+                args += ["--ase-max-words", str(ase["max_words"])]
         if k == self.n_shards and self.tc.get("ase", {}).get("fallback_word"):
             args.append("--fallback-word")
         if self.ase_uses_evaluation_words(k):

@@ -84,12 +84,16 @@ def student_class(method: str):
 
 def train_student(method: str, *, vocab: PathLike, features: Sequence[PathLike] = (), params=None, seed: int = 1,
                   feature_vocab: PathLike | None = None, shards: Sequence[PathLike] = (), teacher: str | None = None,
-                  online: bool = False, batch_tokens: int = 8192, part_sentences: int = 4096, device: str = "auto",
+                  online: bool = False, batch_tokens: int = 8192, part_sentences: int = 4096, dtype: str = "auto",
+                  max_length: int | None = None, all_sentences: bool = False, device: str = "auto",
                   threads: int | None = None, checkpoint: PathLike | None = None, checkpoint_every: float = 600.0,
                   dev_set: PathLike | None = None, dev_points: int = 0, dev_oov: str = "mean",
                   progress: bool = True) -> StudentRun:
     """Train student ``method`` and return its :class:`StudentRun` (see the module's documentation).
 
+    ``shards`` with ``teacher`` (instead of ``features``): the teacher runs now, in ``dtype`` with inputs of at most
+    ``max_length`` pieces; ``all_sentences``: every sentence of the shards' paragraphs trains, not only the
+    corpus's kept ones (X2Static §4.1 names only the paragraph filter).
     ``threads``: the trainer's CPU threads (torch and the fast engine's kernels; default 1 with stored
     features, all allotted cores when the teacher runs here). ``checkpoint``: resumed from when it
     exists, written every ``checkpoint_every`` seconds. ``dev_set``/``dev_points``: a word-similarity
@@ -113,7 +117,8 @@ def train_student(method: str, *, vocab: PathLike, features: Sequence[PathLike] 
     if not len(vocab_words):
         raise StaticvecError(f"{vocab}: no word with count >= {params.min_count}")
     source = _feature_source(entry.command, model_cls, params, vocab, vocab_words, features, feature_vocab, shards,
-                             teacher, online, batch_tokens, part_sentences, requested_device)
+                             teacher, online, batch_tokens, part_sentences, requested_device, dtype, max_length,
+                             all_sentences)
 
     model = model_cls(np.asarray(vocab_words.counts), source.hidden_size, params, device, seed)
     settings = params.loop_settings()
@@ -164,7 +169,7 @@ def _params(params_cls, params):
 
 
 def _feature_source(command, model_cls, params, vocab_path, vocab, features, feature_vocab, shards, teacher, online,
-                    batch_tokens, part_sentences, device):
+                    batch_tokens, part_sentences, device, dtype="auto", max_length=None, all_sentences=False):
     """The blocks the student trains on: stored features (remapped to the method's vocabulary), or the
     shards run through the teacher now."""
     from staticvec.corpus.vocab import Vocabulary
@@ -175,6 +180,8 @@ def _feature_source(command, model_cls, params, vocab_path, vocab, features, fea
     if bool(features) == bool(shards):
         raise StaticvecError("give either --features (stored teacher features) or --shards with --teacher (recompute)")
     if features:
+        if all_sentences:
+            raise StaticvecError("--all-sentences needs --shards: stored passes hold the corpus's kept sentences only")
         source = StoredFeatures(features, keys)
         feature_vocab_path = feature_vocab or vocab_path
         feature_words = Vocabulary.load(feature_vocab_path, max_size=source.meta.get("vocab_size"))
@@ -190,9 +197,9 @@ def _feature_source(command, model_cls, params, vocab_path, vocab, features, fea
         raise StaticvecError("--shards needs --teacher (the recompute path runs the teacher now)")
     from staticvec.teacher.load import load_teacher
 
-    loaded = load_teacher(teacher, device=device, offline=not online)
+    loaded = load_teacher(teacher, device=device, offline=not online, dtype=dtype, max_length=max_length)
     return RecomputedFeatures(shards, loaded, vocab, keys, context=context, part_sentences=part_sentences,
-                              batch_tokens=batch_tokens)
+                              batch_tokens=batch_tokens, sentences="all" if all_sentences else "kept")
 
 
 def released_code_options(params, released_code: dict) -> dict:

@@ -152,6 +152,12 @@ def _register_students(sub) -> None:
         data.add_argument("--online", action="store_true", help="recompute: allow downloading the teacher")
         data.add_argument("--batch-tokens", type=int, default=8192, help="recompute: padded pieces per teacher batch")
         data.add_argument("--part-sentences", type=int, default=4096, help="recompute: sentences per block")
+        data.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                          help="recompute: the teacher's compute precision (auto: the teacher stage's policy)")
+        data.add_argument("--max-length", type=int, default=None, help="recompute: longest teacher input in pieces")
+        data.add_argument("--all-sentences", action="store_true",
+                          help="recompute: every sentence of the shards' paragraphs is a training sentence, not only the "
+                               "corpus's kept ones (10-40 tokens): X2Static §4.1 names only the paragraph filter")
         p.add_argument("--vocab", required=True, help="the method's vocabulary (word TAB count, by frequency)")
         p.add_argument("--feature-vocab", default=None,
                        help="the vocabulary the stored features' word ids come from (default: --vocab)")
@@ -521,6 +527,7 @@ def _student(args) -> int:
     run = train_student(args.method, vocab=args.vocab, features=args.features, params=build_params(args, model_cls.params_class),
                         seed=args.seed, feature_vocab=args.feature_vocab, shards=args.shards, teacher=args.teacher,
                         online=args.online, batch_tokens=args.batch_tokens, part_sentences=args.part_sentences,
+                        dtype=args.dtype, max_length=args.max_length, all_sentences=args.all_sentences,
                         device=args.device, threads=args.threads, checkpoint=args.checkpoint,
                         checkpoint_every=args.checkpoint_every, dev_set=args.dev_set, dev_points=args.dev_points,
                         dev_oov=args.dev_oov, progress=args.progress)
