@@ -569,7 +569,9 @@ def test_cli_writes_the_table_and_the_summary_counts(tmp_path):
     assert "1.00M tokens of enwiki-2015" in md and "teacher minilm (minilm)" in md  # the scale in the caption
     assert "covers training-seed noise only" in md and "Holm" in md  # the rule
     assert "- §9, l. 2: “a picture” — qualitative" in md  # the sentences not decided here
-    assert "2 sentences of the paper encoded, one claim each" in md and "; 1 not decided here" in md
+    assert "2 sentences of the paper encoded, one claim each" in md and "; 1 not decided here, listed after" in md
+    assert "1 sentence of the paper encoded" in md and "; 0 not decided here.\n" in md  # Wang's: none skipped
+    assert "| not tested: 3 paired seeds; 5 needed to test |" in md
     assert "§5.4, semglove.txt l. 1: “q”" in md
     assert out["csv"].read_text().count("\n") == 1 + 1 + 3  # caption, header, one line per comparison
     frame = build_summary([{"id": "a", "method": "glove"}], {("web", "a"): [_result(ws353=0.6)]}, ["web"], ["ws353"])

@@ -678,7 +678,7 @@ def evaluate_comparison(comp: Comparison, claim: dict, results: Results, setting
     if random and n < settings["min_seeds"]:
         record.update(low=interval.low, high=interval.high, status="not tested",
                       short=_seed_text(n, settings["min_seeds"]),
-                      reason=f"{_seed_text(n, settings['min_seeds'])} paired; {settings['min_seeds']} needed to test")
+                      reason=f"{_count(n, 'paired seed')}; {settings['min_seeds']} needed to test")
         return record
     exact = not random or not interval.sd
     low, high = (interval.mean, interval.mean) if exact else (interval.low, interval.high)
@@ -960,10 +960,12 @@ def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = No
         skipped = (not_encoded or {}).get(group) or []
         lines += [f"### {GROUPS.get(group, group)}", ""]
         if group == BEYOND:
-            lines += [f"{len(mine)} comparisons that no paper makes (origin: ours), counted apart from the papers'.", ""]
+            lines += [f"{_count(len(mine), 'claim')} that no paper makes (origin: ours), counted apart from the "
+                      "papers'.", ""]
         else:
-            lines += [f"{len(mine)} sentences of the paper encoded, one claim each (its place and words in the second "
-                      f"column); {len(skipped)} not decided here, listed after the table with the reason.", ""]
+            lines += [f"{_count(len(mine), 'sentence')} of the paper encoded, one claim each (its place and words in "
+                      f"the second column); {len(skipped)} not decided here"
+                      + (", listed after the table with the reason." if skipped else "."), ""]
         lines += ["| claim | in the paper | tested | verdict | comparison (points) | paper | ours: mean [CI] | seeds "
                   "| items | part |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -995,6 +997,10 @@ def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = No
             lines += [f"- {s['at']}: “{s['sentence']}” — {s['why']}" for s in skipped]
             lines.append("")
     return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def to_html_block(summary: dict) -> str:
