@@ -291,6 +291,7 @@ def test_every_evaluation_setting_reaches_the_command_and_one_left_out_takes_the
     evaluation["relational"] = {"score": "dot", "split": "test"}
     evaluation["categorization"] = {"method": "kmeans", "seed": 5}
     evaluation["neighbours"] = {"words": ["river"], "topn": 3}
+    evaluation["items"] = False
     config["device"] = "cpu"
     outs = {"web": "a/intrinsic.web.json"}
     parser = build_parser()
@@ -299,13 +300,16 @@ def test_every_evaluation_setting_reaches_the_command_and_one_left_out_takes_the
     assert (args.relational_score, args.semeval_split) == ("dot", "test")
     assert (args.categorization_method, args.seed) == ("kmeans", 5)
     assert (args.neighbours, args.topn, args.device) == (["river"], 3, "cpu")
+    assert args.items is False
 
     defaults = parser.parse_args(["evaluate", "intrinsic", "v.bin"])
-    del evaluation["analogy"]["memory_mb"], evaluation["neighbours"]["topn"], config["device"]
+    del evaluation["analogy"]["memory_mb"], evaluation["neighbours"]["topn"], config["device"], evaluation["items"]
     options = arguments.multi_cli_options(config, outs)
     assert "--memory-mb" not in options and "--topn" not in options and "--device" not in options
+    assert "--items" not in options and "--no-items" not in options
     args = parser.parse_args(["evaluate", "intrinsic", "v.bin", *options])
-    assert (args.memory_mb, args.topn, args.device) == (defaults.memory_mb, defaults.topn, defaults.device)
+    assert (args.memory_mb, args.topn, args.device, args.items) == \
+        (defaults.memory_mb, defaults.topn, defaults.device, defaults.items)
     assert args.analogy_method == "3cosmul"
 
 

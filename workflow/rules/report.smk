@@ -8,6 +8,7 @@
 #   {R}/figures/{paper}/{figure}.pdf + .png + .manifest.json     (one target per figure)
 #   {R}/tables/summary.md + .csv + .html                          (counts of the claims' verdicts on top)
 #   {R}/tables/claims.md + .csv + .json                          (the papers' claims: config/claims.yaml)
+#   {R}/figures/{group}/claims.pdf + .png                         (a forest plot of each paper's claims)
 
 
 rule provenance:
@@ -104,7 +105,8 @@ rule summary_table:
 
 
 # Every claim of the claims sheet decided from the evaluation results: per-seed paired differences,
-# their 95 % t interval, holds / fails / undecided with the reason, and the paper's own numbers checked.
+# their 95 % t interval, holds / fails (Holm) / undecided / not tested with the reason and the tally, on
+# the items every row of a claim scored, and the paper's own numbers checked.
 rule claims:
     input:
         results=W.claims_result_files(),
@@ -127,6 +129,34 @@ rule claims:
     shell:
         "staticvec report claims --spec {input.sheet} --tables {input.tables} --manifest {input.manifest}"
         " --out-md {output.md} --out-csv {output.csv} --out-json {output.json} {params.args} > {log} 2>&1"
+
+
+# One forest plot per paper, and one for the claims beyond the papers: every comparison's paired difference
+# with its interval, the paper's own difference, the tolerance band shaded and the verdict as the colour.
+rule claims_figure:
+    input:
+        claims=W.claims_file("json"),
+    output:
+        pdf=W.claims_figure_file("{group}", "pdf"),
+        png=report(
+            W.claims_figure_file("{group}", "png"),
+            caption="../report/claims_figure.rst",
+            category="Claims",
+            subcategory="Forest plots",
+            labels={"group": "{group}"},
+        ),
+    log:
+        P.log("claims_figure"),
+    wildcard_constraints:
+        group=W.claims_groups_regex,
+    threads: RF.threads("claims_figure")
+    resources:
+        **RF.resources("claims_figure"),
+    conda:
+        CPU_ENV
+    shell:
+        "staticvec report claims-figure --claims {input.claims} --group {wildcards.group} --out-pdf {output.pdf}"
+        " --out-png {output.png} > {log} 2>&1"
 
 
 rule ase_best_layer:

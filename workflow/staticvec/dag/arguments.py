@@ -68,6 +68,8 @@ def _shared_options(config: dict, tasks: list[str] | None = None) -> list[str]:
         settings = evaluation.get(section) or {}
         if key in settings:
             options += _flag_words(flag, settings[key])
+    if "items" in evaluation:
+        options.append("--items" if evaluation["items"] else "--no-items")
     options += _device_option(config)
     neighbours = evaluation.get("neighbours") or {}
     if "words" in neighbours:

@@ -43,6 +43,7 @@ LOG_STEMS = {
     "paper_table": "tables/{paper}/{table}",
     "summary_table": "tables/summary",
     "claims": "tables/claims",
+    "claims_figure": "figures/{group}/claims",
     "figure": "figures/{paper}/{figure}",
     "provenance": "report/provenance",
     "run_manifest": "report/manifest",

@@ -597,7 +597,7 @@ class Workflow:
         summary, each chosen claim (intrinsic source). The one enumeration behind ``intrinsic_groups``
         (which jobs) and ``intrinsic_sets`` (which sets)."""
         from staticvec.evaluate.datasets import DATASETS, TASKS
-        from staticvec.report.claims import metric_items
+        from staticvec.report.claims import claim_metric_items
 
         def data_sets(keys) -> set[str] | None:
             """Data set keys of a reader's column or metric keys (``ws353``, ``semeval2012.variants.web``);
@@ -626,7 +626,7 @@ class Workflow:
         for claim_id in self.selected_claims():
             claim = self.claims_spec["claims"][claim_id]
             if claim.get("source", "intrinsic") == "intrinsic":
-                reads.append(([path for _, path in self.claim_results(claim_id)], data_sets(metric_items(claim["metric"]))))
+                reads.append(([path for _, path in self.claim_results(claim_id)], data_sets(claim_metric_items(claim))))
         return reads
 
     def intrinsic_sets(self, emb: str) -> list[str] | None:
@@ -949,7 +949,8 @@ class Workflow:
 
     def claims_results(self) -> list[tuple[str, str]]:
         """(key, file) pairs the claims read: PROTOCOL/ID/SEED (every seed of every intrinsic result a
-        claim can use), tagging/ID, classification/ID."""
+        claim can use), tagging/ID, classification/ID, record/ID/SEED (a training record: its development
+        curve over the run)."""
         return list(dict.fromkeys(pair for cid in self.selected_claims() for pair in self.claim_results(cid)))
 
     def claim_results(self, claim_id: str) -> list[tuple[str, str]]:
@@ -967,6 +968,8 @@ class Workflow:
                 elif source == "tagging":
                     rid = self.contextual_id if emb == CONTEXTUAL else emb
                     pairs.append((f"tagging/{emb}", self.tagging_result(rid)))
+                elif source == "dev_curve":
+                    pairs += [(f"record/{emb}/{s}", self.embedding_record(emb, s)) for s in self.seeds(emb)]
                 else:
                     pairs.append((f"classification/{emb}", self.classification_result(emb)))
         return pairs
@@ -984,8 +987,25 @@ class Workflow:
         """The claims' verdicts the summary's first lines count (none when no claim is selected)."""
         return [self.claims_file("json")] if self.selected_claims() else []
 
+    def claims_groups(self) -> list[str]:
+        """The groups of the selected claims, each drawn as a forest plot: the papers, in the papers'
+        order, then "beyond" (the claims no paper makes)."""
+        from staticvec.report.claims import GROUPS, group_of
+
+        present = {group_of(self.claims_spec["claims"][cid]) for cid in self.selected_claims()}
+        return [g for g in GROUPS if g in present]
+
+    @property
+    def claims_groups_regex(self) -> str:
+        return alternatives(self.claims_groups())
+
+    def claims_figure_file(self, group: str = "{group}", suffix: str = "pdf") -> str:
+        return f"{self.results_dir}/figures/{group}/claims.{suffix}"
+
     def claims_targets(self) -> list[str]:
-        return [self.claims_file("md")] if self.selected_claims() else []
+        if not self.selected_claims():
+            return []
+        return [self.claims_file("md"), *(self.claims_figure_file(g) for g in self.claims_groups())]
 
     # ------------------------------------------------------------ export (rule export: not built by default)
     def export_dir(self, emb: str = "{emb}", seed="{seed}") -> str:

@@ -22,6 +22,11 @@ is ``|W|·V·d`` multiply-adds plus three vector additions per question instead 
 vocabulary is scanned in tiles (4096 words on CPU) so that S and the score batches stay in cache,
 with a running arg-max; question sets with too many distinct words for the memory budget are cut
 into chunks. Runs on CUDA when asked (``device``), else on CPU threads.
+
+With ``items=True`` the result also keeps each question's outcome, in the data set's order
+(``items.correct``: one character per question, ``1`` answered right, ``0`` wrong, ``-`` left out
+of the score), so that the accuracy can be recomputed on a subset of the questions
+(:mod:`staticvec.evaluate.items`: the claims' common ground).
 """
 
 from __future__ import annotations
@@ -136,7 +141,7 @@ def solve_analogies(
 
 
 def evaluate_analogy(lookup: VectorLookup, data: AnalogyData, method: str = "3cosadd", device: str = "auto",
-                     memory_mb: int = 1024) -> dict:
+                     memory_mb: int = 1024, items: bool = False) -> dict:
     columns = list(zip(*data.questions)) if data.questions else [[], [], [], []]
     a, b, c, d = (lookup.indices(col) for col in columns)
     found = (a >= 0) & (b >= 0) & (c >= 0) & (d >= 0)
@@ -166,5 +171,7 @@ def evaluate_analogy(lookup: VectorLookup, data: AnalogyData, method: str = "3co
         result[g] = entry["score"]
     result["groups"] = group_counts
     result["sections"] = {s: counts(sections == s) for s in dict.fromkeys(data.sections)}
+    if items:
+        result["items"] = {"correct": "".join("1" if c else "0" if k else "-" for c, k in zip(correct, keep))}
     return result
 

@@ -64,6 +64,7 @@ from staticvec.device import resolve_device
 from staticvec.embeddings import Embeddings
 from staticvec.evaluate import optim as light_optim
 from staticvec.errors import StaticvecError
+from staticvec.stats import describe
 from staticvec.evaluate.classification_data import (
     DATASET_NAMES,
     TOKENIZATIONS,
@@ -341,8 +342,9 @@ def run_seed(
 
 
 def _mean_std(values: list[float]) -> dict:
-    values = np.asarray(values, dtype=np.float64)
-    return {"mean": float(values.mean()), "std": float(values.std(ddof=1)) if len(values) > 1 else None}
+    """Mean and sample standard deviation (n − 1; :func:`staticvec.stats.describe`) over seeds."""
+    d = describe(values)
+    return {"mean": d.mean, "std": d.sd}
 
 
 def evaluate_dataset(

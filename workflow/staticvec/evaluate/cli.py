@@ -87,6 +87,9 @@ def _register_intrinsic(sub) -> None:
     add_device_arg(p, help="where analogy scoring runs")
     add_threads_arg(p, help="CPU threads (BLAS, torch, k-means); default: all")
     p.add_argument("--memory-mb", type=int, default=1024, help="memory budget of the analogy score matrices")
+    p.add_argument("--items", action=argparse.BooleanOptionalAction, default=True,
+                   help="keep each similarity pair's cosine and each analogy question's outcome in the result, so "
+                        "that a score can be recomputed on a subset of the items (default; the scores do not change)")
     p.set_defaults(handler=_intrinsic, keep_freed_memory=True)  # similarity and analogy blocks reused (staticvec.memory)
 
 
@@ -131,6 +134,7 @@ def _intrinsic(args) -> int:
         topn=args.topn,
         device=args.device,
         memory_mb=args.memory_mb,
+        items=args.items,
     )
     return 0
 

@@ -13,7 +13,11 @@
                  "ap": {..., "methods": {"ward_euclidean": .., ..., "kmeans": ..}},
                  "neighbours": {"neighbours": {"light": [["lights", 0.71], ...], ...}}}}
 
-Scores are fractions (0.612); tables multiply by 100 where the papers print percentages.
+Scores are fractions (0.612); tables multiply by 100 where the papers print percentages. With
+``items`` (the default) a similarity entry also holds each pair's gold score and cosine, and an
+analogy entry each question's outcome, in the data set's order (``"items": {...}``), from which
+:mod:`staticvec.evaluate.items` recomputes a score on any subset of the items (the claims' common
+ground: the pairs every row of a claim scored).
 ``found``/``total`` is the coverage (pairs, questions or items whose words are all in the
 vocabulary) whatever the OOV policy; ``scored`` is how many entered the score.
 
@@ -101,12 +105,15 @@ def evaluate(
     topn: int = 10,
     device: str = "auto",
     memory_mb: int = 1024,
+    items: bool = True,
     parsed: dict | None = None,
 ) -> dict:
     """Evaluate ``embeddings`` (an :class:`Embeddings` or a file) on ``tasks``; see the module doc.
 
-    ``parsed``: a dict used as a cache of the parsed data sets (name → data), shared between calls
-    on the same data directory (:func:`evaluate_protocols`)."""
+    ``items``: keep each similarity pair's cosine and each analogy question's outcome in the result
+    (:mod:`staticvec.evaluate.items`); the scores are the same either way. ``parsed``: a dict used as
+    a cache of the parsed data sets (name → data), shared between calls on the same data directory
+    (:func:`evaluate_protocols`)."""
     if not isinstance(embeddings, Embeddings):
         embeddings = Embeddings.load(embeddings)
     names, want_neighbours = selected(tasks)
@@ -124,9 +131,9 @@ def evaluate(
         data = parsed[name] if parsed is not None else data
         task = DATASETS[name].task
         if task == "similarity":
-            entry = evaluate_similarity(lookup, data)
+            entry = evaluate_similarity(lookup, data, items=items)
         elif task == "analogy":
-            entry = analogy.evaluate_analogy(lookup, data, analogy_method, device, memory_mb)
+            entry = analogy.evaluate_analogy(lookup, data, analogy_method, device, memory_mb, items=items)
         elif task == "relational":
             entry = relational.evaluate_relational(lookup, data, relational_score, semeval_split)
         else:
@@ -147,6 +154,7 @@ def evaluate(
             "semeval_split": semeval_split,
             "categorization_method": categorization_method,
             "seed": seed,
+            "items": items,
             "data_dir": None if data_dir is None else str(data_dir),
         },
         "results": results,

@@ -5,6 +5,11 @@ Spearman's rho is ``scipy.stats.spearmanr`` (ties get average ranks), as in gens
 is left out (gensim with ``dummy4unknown=False``, MUSE, Faruqui's scripts); under ``mean`` the
 missing word's vector is the mean vector (``web``). ``found`` counts pairs whose two words are
 both in the vocabulary, whatever the policy.
+
+With ``items=True`` the result also keeps each pair's numbers, in the data set's order (``items``:
+``gold``, the human score; ``cosine``, ours, ``None`` for a pair left out of the score), so that the
+score can be recomputed on a subset of the pairs (:mod:`staticvec.evaluate.items`: the claims'
+common ground).
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ def spearman(x, y) -> float | None:
     return None if np.isnan(rho) else float(rho)
 
 
-def evaluate_similarity(lookup: VectorLookup, data: SimilarityData) -> dict:
+def evaluate_similarity(lookup: VectorLookup, data: SimilarityData, items: bool = False) -> dict:
     words1 = [a for a, _ in data.pairs]
     words2 = [b for _, b in data.pairs]
     i1, i2 = lookup.indices(words1), lookup.indices(words2)
@@ -64,7 +69,7 @@ def evaluate_similarity(lookup: VectorLookup, data: SimilarityData) -> dict:
     keep = found if lookup.oov == "drop" else np.ones_like(found)
     cosines = cosine_rows(lookup.rows(i1[keep]), lookup.rows(i2[keep]))
     missing_words = {lookup.key(w) for w, i in zip(words1 + words2, np.concatenate([i1, i2])) if i < 0}
-    return {
+    result = {
         "task": "similarity",
         "metric": "spearman",
         "score": spearman(data.scores[keep], cosines),
@@ -73,3 +78,9 @@ def evaluate_similarity(lookup: VectorLookup, data: SimilarityData) -> dict:
         "scored": int(keep.sum()),
         "missing_words": len(missing_words),
     }
+    if items:
+        per_pair = [None] * len(data.pairs)
+        for index, cosine in zip(np.flatnonzero(keep), cosines.tolist()):
+            per_pair[index] = cosine
+        result["items"] = {"gold": np.asarray(data.scores, dtype=np.float64).tolist(), "cosine": per_pair}
+    return result

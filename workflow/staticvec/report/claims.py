@@ -1,29 +1,54 @@
 """The papers' claims, decided from this run's results (``config/claims.yaml``; ``tables/claims.md``).
 
-A claim is an ordering of embeddings (``a > b > c``, ``a >= b``), a tie (``|a − b| <= tol``) or a
-contrast (``Σ w · metric(e) > 0``: a gain that grows with the corpus) over one metric (a data set, the
-per-seed mean of several, or each of several). Every claim becomes comparisons: linear combinations
-of embeddings (``a − b``) with a relation.
+**The sheet.** One claim per sentence of a paper: where it stands (``where``: its table or figure;
+``at``: section and lines of ``../shared/papers/<paper>.txt``), the sentence (``sentence``), what is
+tested in the sheet's words (``statement``) and a machine form over one metric (a data set, the
+per-seed mean of several, or each of several):
 
-**Per seed, the paired difference.** Seed ``s`` of every seeded embedding is its training run ``s``
-(taggers and classifiers: their seed ``s``); a deterministic result (ASE, the teacher's token table)
-is the same number for every seed. The differences ``d_s`` over the common seeds give the mean and
-its two-sided t interval ``mean ± t(1 − α/2, n − 1) · sd / √n``. Verdicts, in points (×100):
+- ``order: [a, b, c]`` — a > b > c: *every* earlier item against *every* later one (a > b, a > c,
+  b > c); ``relation: ">="`` makes each "not worse by more than ``tol``";
+- ``tie: [a, b]`` — ``|a − b| <= tol``;
+- ``contrast: [{embedding, weight}, ...]`` — ``Σ weight · metric > 0`` (a trend);
+- ``all_of: [form, ...]`` — several forms, each with its own relation, tolerance or metric, all
+  claimed; ``any_of: [form, ...]`` — a disjunction: on each metric item, at least one form holds.
 
-- ``a > b``: **holds** when the whole interval is above 0; **fails** when it is at or below 0;
-- ``a >= b`` (not worse by more than ``tol``): holds when the interval is above ``−tol``; fails when
-  it is entirely below ``−tol``;
-- ``a ≈ b`` (``|a − b| <= tol``): holds when the interval lies within ``[−tol, tol]``; fails when it lies
-  entirely outside;
-- otherwise **undecided** (the interval straddles the bound), and undecided too when fewer seeds than
-  the claim's ``min_seeds`` pair up (the interval, if any, is still shown). A comparison of two
-  deterministic results is exact (no interval is needed).
+An embedding may be ``{best_of: glob}`` (the best candidate on the claim's metric — deterministic
+candidates only: among seeded ones the pick on the test scores would favour that row) or
+``{each_of: glob}`` (one comparison per candidate: "better than the best α" is "better than every
+α"). ``origin: ours`` marks a comparison no paper makes (Model2Vec and other baselines from the same
+teacher): counted in the "beyond the papers" line, not in its paper's.
 
-A claim holds when every comparison holds, fails when any fails, and is undecided otherwise (every
-reason listed). Each comparison is also checked on the paper's printed numbers (the claim's
-``table`` of the tables sheet, whose row and column mappings say where each embedding and data set
-is printed): a claim the paper's own table does not support is flagged, so transcription errors
-and loose paraphrases surface.
+**Per seed, the paired difference** (:mod:`staticvec.stats`). Seed ``s`` of every seeded result is its
+run ``s`` (taggers and classifiers: their seed ``s``); a deterministic result (ASE, the teacher's
+token table, Model2Vec) is the same number for every seed. The differences ``d_s`` over the common
+seeds give the mean and its two-sided t interval ``mean ± t(½ + level/2, n − 1) · sd / √n``, which
+covers training-seed noise only (the corpus, the teacher and the evaluation data are fixed).
+
+**Verdicts.** Each comparison is a *part* of its claim (an ``any_of`` part has several alternatives).
+
+- A part **holds** when its interval lies on the claimed side (> 0; ≥ −tol; within ±tol): a one-sided
+  test at ``α = (1 − level)/2`` (2.5 %). A claim holds when every part holds: an intersection-union
+  test, whose error is at most α without any correction.
+- A part **fails** when the one-sided t test of "the part is true" (e.g. ``mean > 0``) rejects it after
+  Holm's step-down adjustment over the claim's tested parts (:func:`staticvec.stats.holm`): the chance
+  that a claim reads "fails" while all its parts are true is at most α, however many parts it has.
+  A claim fails when one part fails.
+- An ``any_of`` part holds when one alternative holds (Bonferroni over its alternatives) and fails when
+  every alternative fails (its p-value is the largest of theirs).
+- **not tested**: fewer paired seeds than ``min_seeds`` (taggers, classifiers and sweep points run one
+  seed unless the config asks for more) or no result (data not supplied); **undecided** otherwise.
+
+The verdict cell carries the tally ("fails: 2 fail / 2 hold / 14 undecided").
+
+**Common ground.** Under an OOV-dropping protocol (``muse``) two rows may have scored different word
+pairs. Every comparison of a claim is scored on the items (pairs, analogy questions) that all of the
+claim's rows scored, from the per-item record of the intrinsic results
+(:mod:`staticvec.evaluate.items`); the coverage is shown. Where every row scored the same items (always
+under ``web``, whose OOV words are the mean vector) the stored scores are used as they are.
+
+**The paper's own numbers.** Each comparison is also checked on the paper's printed table (the claim's
+``table`` of the tables sheet): supported, **within print precision** (the rounding of the printed
+numbers alone could reverse it), or not supported (⚑: a transcription error or a loose paraphrase).
 
 Command line (the claims rule)::
 
@@ -35,7 +60,8 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from staticvec.errors import StaticvecError
@@ -44,9 +70,14 @@ SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "claims.schema.yaml"
 DEFAULTS = {"level": 0.95, "min_seeds": 3, "tol": 0.5, "scale": 100.0}
 PAPERS = {"semglove": "SemGloVe (Gan et al.)", "wang": "BERT+Skip-gram (Wang et al.)",
           "c2v": "Context-to-Vec (Zheng et al.)", "x2static": "X2Static (Gupta & Jaggi)"}
+BEYOND = "beyond"  # the group of the claims no paper makes (origin: ours)
+GROUPS = {**PAPERS, BEYOND: "Beyond the papers (ours)"}
 CONTEXTUAL = "contextual"  # tagging claims: the teacher's frozen vectors (the tables sheet's keyword)
 SPLITS = {"tagging": {"test", "dev"}, "classification": {"f1", "accuracy"}}
-VERDICTS = ("holds", "fails", "undecided")
+DEV_CURVE_METRICS = {"best": "the best development score over the run", "final": "the score at the end of the run"}
+STATUSES = ("fails", "holds", "undecided", "not tested")
+VERDICTS = ("holds", "fails", "undecided", "not tested")
+FORMS = ("order", "tie", "contrast")
 
 
 # ------------------------------------------------------------------ the sheet
@@ -60,6 +91,7 @@ def load_claims_spec(path, embedding_ids=None, protocols=None, tables=None) -> d
 
     spec = load_sheet(path, SCHEMA, "claims sheet")
     spec["defaults"] = {**DEFAULTS, **(spec.get("defaults") or {})}
+    spec.setdefault("not_encoded", {})
     known = None if embedding_ids is None else set(embedding_ids)
     problems = []
     for cid, claim in spec["claims"].items():
@@ -69,7 +101,7 @@ def load_claims_spec(path, embedding_ids=None, protocols=None, tables=None) -> d
             problem = _ref_problem(ref, source, known)
             if problem:
                 problems.append(f"{where}: {problem}")
-        for item in metric_items(claim["metric"]):
+        for item in claim_metric_items(claim):
             problem = metric_problem(item, source)
             if problem:
                 problems.append(f"{where}.metric: {problem}")
@@ -81,11 +113,13 @@ def load_claims_spec(path, embedding_ids=None, protocols=None, tables=None) -> d
                                 f"({', '.join(protocols)})")
         elif "protocol" in claim:
             problems.append(f"{where}: a {source} claim has no 'protocol'")
-        if "order" in claim and isinstance(claim.get("relation"), list) \
-                and len(claim["relation"]) != len(claim["order"]) - 1:
-            problems.append(f"{where}.relation: {len(claim['order']) - 1} steps of the order need as many relations")
-        if "tie" in claim and claim.get("relation"):
-            problems.append(f"{where}: a tie has no 'relation' (it is |a − b| <= tol)")
+        for form in claim.get("all_of") or claim.get("any_of") or [claim]:
+            if "tie" in form and ("relation" in form or "relation" in claim):
+                problems.append(f"{where}: a tie has no 'relation' (it is |a − b| <= tol)")
+            if "contrast" in form and any(_is_each(t["embedding"]) for t in form["contrast"]):
+                problems.append(f"{where}: a contrast names single embeddings (no each_of)")
+        if "any_of" in claim:
+            problems += [f"{where}.any_of: {p}" for p in _any_of_problems(claim)]
         if tables is not None and claim.get("table"):
             entry = tables.get(claim["table"])
             if entry is None:
@@ -101,8 +135,9 @@ def _ref_problem(ref, source: str, known) -> str | None:
     if known is None:
         return None
     if isinstance(ref, dict):
-        if not any(fnmatch.fnmatchcase(k, ref["best_of"]) for k in known):
-            return f"best_of {ref['best_of']!r} matches no embedding of the embeddings sheet"
+        glob = ref.get("best_of") or ref.get("each_of")
+        if not any(fnmatch.fnmatchcase(k, glob) for k in known):
+            return f"{'best_of' if 'best_of' in ref else 'each_of'} {glob!r} matches no embedding of the embeddings sheet"
         return None
     if ref == CONTEXTUAL and source == "tagging":
         return None
@@ -111,16 +146,58 @@ def _ref_problem(ref, source: str, known) -> str | None:
     return None
 
 
+def _any_of_problems(claim: dict) -> list[str]:
+    """An ``any_of`` form gives one comparison per metric item, and every form has as many items."""
+    problems = []
+    sizes = set()
+    for k, form in enumerate(claim["any_of"]):
+        levels = form.get("order") or []
+        if any(isinstance(x, list) or _is_each(x) for x in levels) or len(levels) > 2 or len(form.get("tie") or []) > 2:
+            problems.append(f"form {k + 1}: an alternative is one comparison (two single embeddings, or a contrast)")
+        sizes.add(len(metric_parts(form.get("metric", claim["metric"]))))
+    if len(sizes) > 1:
+        problems.append("every alternative needs as many metric items")
+    return problems
+
+
+def metric_parts(metric) -> list:
+    """The metric of each comparison: a path, or ``{"mean": [...]}`` (one), or each path of ``{"each": [...]}``."""
+    if isinstance(metric, str):
+        return [metric]
+    if "mean" in metric:
+        return [{"mean": list(metric["mean"])}]
+    return list(metric["each"])
+
+
 def metric_items(metric) -> list[str]:
+    """The result paths a metric reads."""
     if isinstance(metric, str):
         return [metric]
     return list(metric.get("mean") or metric.get("each"))
+
+
+def claim_forms(claim: dict) -> list[dict]:
+    """The claim's machine forms, each with its relation, tolerance (None: the claim's) and metric."""
+    base = {"metric": claim["metric"], "relation": claim.get("relation", ">"), "tol": claim.get("tol")}
+    forms = claim.get("all_of") or claim.get("any_of")
+    if forms:
+        return [{**base, **form} for form in forms]
+    return [{**base, **{k: claim[k] for k in FORMS if k in claim}}]
+
+
+def claim_metric_items(claim: dict) -> list[str]:
+    """Every result path the claim reads (all of its forms)."""
+    return list(dict.fromkeys(item for form in claim_forms(claim) for item in metric_items(form["metric"])))
 
 
 def metric_problem(path: str, source: str) -> str | None:
     """Why ``path`` is not a result of ``source`` (None when it is)."""
     from staticvec.report.tables import result_keys
 
+    if source == "dev_curve":
+        if path not in DEV_CURVE_METRICS:
+            return f"{path!r}: a development curve gives {' or '.join(DEV_CURVE_METRICS)}"
+        return None
     head, _, rest = path.partition(".")
     keys = result_keys(source)
     if keys is not None and head not in keys:
@@ -133,18 +210,28 @@ def metric_problem(path: str, source: str) -> str | None:
     return None
 
 
-def claim_refs(claim: dict) -> list:
+def _is_each(ref) -> bool:
+    return isinstance(ref, dict) and "each_of" in ref
+
+
+def _form_refs(form: dict) -> list:
     refs = []
-    for item in claim.get("order") or []:
+    for item in form.get("order") or []:
         refs += item if isinstance(item, list) else [item]
-    refs += claim.get("tie") or []
-    refs += [t["embedding"] for t in claim.get("contrast") or []]
+    refs += form.get("tie") or []
+    refs += [t["embedding"] for t in form.get("contrast") or []]
     return refs
 
 
+def claim_refs(claim: dict) -> list:
+    return [ref for form in claim_forms(claim) for ref in _form_refs(form)]
+
+
 def expand_ref(ref, ids) -> list[str]:
+    """The embedding ids a ref may name: the id, or every id its glob matches."""
     if isinstance(ref, dict):
-        return sorted(i for i in ids if fnmatch.fnmatchcase(i, ref["best_of"]))
+        glob = ref.get("best_of") or ref.get("each_of")
+        return sorted(i for i in ids if fnmatch.fnmatchcase(i, glob))
     return [ref]
 
 
@@ -160,7 +247,7 @@ def ref_label(ref) -> str:
 
 
 def claimed_embeddings(spec: dict, ids, selected=None) -> list[str]:
-    """Embedding ids the (selected) claims name, best_of globs expanded over ``ids``, first-seen order."""
+    """Embedding ids the (selected) claims name, globs expanded over ``ids``, first-seen order."""
     out = []
     for cid, claim in spec["claims"].items():
         if selected is not None and cid not in selected:
@@ -170,13 +257,19 @@ def claimed_embeddings(spec: dict, ids, selected=None) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def group_of(claim: dict) -> str:
+    """The line a claim is counted in: its paper's, or "beyond the papers" (origin: ours)."""
+    return BEYOND if claim.get("origin") == "ours" else claim["paper"]
+
+
 # ------------------------------------------------------------------ comparisons
 
 
 @dataclass
 class Comparison:
-    terms: list  # [(ref, weight)]
+    terms: list  # [(ref, weight)]: a ref is an id or {best_of: ...}
     relation: str  # ">", ">=", "~"
+    tol: float
     metric: object  # a path or {"mean": [...]}
     text: str
 
@@ -184,51 +277,59 @@ class Comparison:
         return [r for r, _ in self.terms]
 
 
-def comparisons(claim: dict) -> list[Comparison]:
-    """The claim as comparisons (a linear combination of embeddings, a relation, one metric)."""
-    metric = claim["metric"]
-    metrics = [{"mean": metric["mean"]}] if isinstance(metric, dict) and "mean" in metric else \
-        (metric_items(metric))
+def _level(item, ids) -> list:
+    """The refs of one item of an order (a list: each of its refs); each_of expanded over ``ids``."""
     out = []
-    for m in metrics:
-        suffix = f" on {m}" if isinstance(metric, dict) and "each" in metric else ""
-        if "order" in claim:
-            steps = claim["order"]
-            relations = claim.get("relation", ">")
-            relations = relations if isinstance(relations, list) else [relations] * (len(steps) - 1)
-            for k in range(len(steps) - 1):
-                lefts = steps[k] if isinstance(steps[k], list) else [steps[k]]
-                rights = steps[k + 1] if isinstance(steps[k + 1], list) else [steps[k + 1]]
-                for a in lefts:
-                    for b in rights:
-                        out.append(Comparison([(a, 1.0), (b, -1.0)], relations[k], m,
-                                              f"{ref_label(a)} {relations[k]} {ref_label(b)}{suffix}"))
-        elif "tie" in claim:
-            refs = claim["tie"]
-            for i in range(len(refs)):
-                for j in range(i + 1, len(refs)):
-                    out.append(Comparison([(refs[i], 1.0), (refs[j], -1.0)], "~", m,
-                                          f"{ref_label(refs[i])} ≈ {ref_label(refs[j])}{suffix}"))
-        else:
-            relation = claim.get("relation", ">")
-            relation = relation[0] if isinstance(relation, list) else relation
-            terms = [(t["embedding"], float(t["weight"])) for t in claim["contrast"]]
-            text = " ".join(f"{'+' if w >= 0 else '−'} {abs(w):g}·{ref_label(r)}" for r, w in terms).lstrip("+ ")
-            out.append(Comparison(terms, relation, m, f"{text} {relation} 0{suffix}"))
+    for ref in item if isinstance(item, list) else [item]:
+        out += expand_ref(ref, ids) if _is_each(ref) else [ref]
     return out
 
 
-def t_interval(values, level: float):
-    """(mean, low, high) of the values; low = high = mean for one value."""
-    from scipy.stats import t
+def form_comparisons(form: dict, metric, ids, tol: float, suffix: str = "") -> list[Comparison]:
+    """The comparisons of one form on one metric (a path or {"mean": ...})."""
+    tol = form["tol"] if form.get("tol") is not None else tol
+    out = []
+    if "order" in form:
+        levels = [_level(item, ids) for item in form["order"]]
+        relation = form.get("relation", ">")
+        for i in range(len(levels)):
+            for j in range(i + 1, len(levels)):
+                for a in levels[i]:
+                    for b in levels[j]:
+                        out.append(Comparison([(a, 1.0), (b, -1.0)], relation, tol, metric,
+                                              f"{ref_label(a)} {relation} {ref_label(b)}{suffix}"))
+    elif "tie" in form:
+        refs = _level(form["tie"], ids)
+        for i in range(len(refs)):
+            for j in range(i + 1, len(refs)):
+                out.append(Comparison([(refs[i], 1.0), (refs[j], -1.0)], "~", tol, metric,
+                                      f"{ref_label(refs[i])} ≈ {ref_label(refs[j])}{suffix}"))
+    else:
+        relation = form.get("relation", ">")
+        terms = [(t["embedding"], float(t["weight"])) for t in form["contrast"]]
+        text = " ".join(f"{'+' if w >= 0 else '−'} {abs(w):g}·{ref_label(r)}" for r, w in terms).lstrip("+ ")
+        out.append(Comparison(terms, relation, tol, metric, f"{text} {relation} 0{suffix}"))
+    return out
 
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, mean, mean
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half
+
+def claim_parts(claim: dict, ids, tol: float) -> list[list[Comparison]]:
+    """The claim as parts, each a list of alternatives (one, except in an ``any_of`` claim)."""
+    forms = claim_forms(claim)
+
+    def suffix(form, metric):
+        items = form["metric"]
+        each = isinstance(items, dict) and "each" in items
+        return f" on {metric}" if each else ""
+
+    if "any_of" in claim:
+        per_form = [[form_comparisons(f, m, ids, tol, suffix(f, m)) for m in metric_parts(f["metric"])] for f in forms]
+        return [[alt for comps in (per_form[f][k] for f in range(len(forms))) for alt in comps]
+                for k in range(len(per_form[0]))]
+    parts = []
+    for form in forms:
+        for metric in metric_parts(form["metric"]):
+            parts += [[c] for c in form_comparisons(form, metric, ids, tol, suffix(form, metric))]
+    return parts
 
 
 def decide(low: float, high: float, relation: str, tol: float) -> str:
@@ -242,6 +343,22 @@ def decide(low: float, high: float, relation: str, tol: float) -> str:
     raise StaticvecError(f"unknown relation {relation!r}")
 
 
+def p_values(mean: float, sd: float | None, n: int, relation: str, tol: float) -> tuple[float, float]:
+    """(p of "holds", p of "fails") of a comparison: one-sided t tests that reject at α exactly when the
+    two-sided 1 − 2α interval is on the claimed side (holds) or on the other side (fails)."""
+    from staticvec.stats import one_sided_p
+
+    if relation == ">":
+        return one_sided_p(mean, sd, n, 0.0, "above"), one_sided_p(mean, sd, n, 0.0, "below")
+    if relation == ">=":
+        return one_sided_p(mean, sd, n, -tol, "above"), one_sided_p(mean, sd, n, -tol, "below")
+    if relation == "~":
+        hold = max(one_sided_p(mean, sd, n, -tol, "above"), one_sided_p(mean, sd, n, tol, "below"))
+        fail = min(one_sided_p(mean, sd, n, tol, "above"), one_sided_p(mean, sd, n, -tol, "below"))
+        return hold, fail
+    raise StaticvecError(f"unknown relation {relation!r}")
+
+
 def point_check(value: float, relation: str, tol: float) -> bool:
     return decide(value, value, relation, tol) == "holds"
 
@@ -251,43 +368,69 @@ def point_check(value: float, relation: str, tol: float) -> bool:
 
 @dataclass
 class Series:
-    """One embedding's values of one metric path: {seed: points}; ``random`` False = the same for every seed."""
+    """One embedding's values of one metric: {seed: points}; ``random`` False = the same for every seed."""
 
     values: dict
     random: bool
     reason: str | None = None  # why there is no value
 
 
+@dataclass
+class Ground:
+    """The items of one data set that every row of a claim scored (:mod:`staticvec.evaluate.items`)."""
+
+    dataset: str
+    total: int | None = None
+    items: frozenset | None = None  # None: unknown (a row left items out and keeps no record)
+    full: bool = True  # every row scored exactly these items: the stored scores are used as they are
+    rows: dict = field(default_factory=dict)  # row -> items it scored (fewest over its seeds)
+    problem: str | None = None
+
+    def text(self) -> str:
+        if self.items is None:
+            return "—"
+        return f"{len(self.items)}/{self.total}"
+
+
 class Results:
     """Our results by source: intrinsic ``{(protocol, id): {seed: result}}``, tagging and classification
-    ``{id: result}`` (the per-seed values are inside); ``random``: the ids whose intrinsic results
-    depend on the training seed."""
+    ``{id: result}`` (the per-seed values are inside), development curves ``{id: {seed: training
+    record}}``; ``random``: the ids whose intrinsic results depend on the training seed."""
 
-    def __init__(self, intrinsic=None, tagging=None, classification=None, random=(), contextual_id=None):
+    def __init__(self, intrinsic=None, tagging=None, classification=None, random=(), contextual_id=None,
+                 records=None):
         self.intrinsic = intrinsic or {}
         self.tagging = tagging or {}
         self.classification = classification or {}
+        self.records = records or {}
         self.random = set(random)
         self.contextual_id = contextual_id
 
     def ids(self, source: str, protocol=None) -> list[str]:
         if source == "intrinsic":
             return [e for (p, e) in self.intrinsic if p == protocol]
-        return list(self.tagging if source == "tagging" else self.classification)
+        return list({"tagging": self.tagging, "classification": self.classification,
+                     "dev_curve": self.records}[source])
 
-    def series(self, emb: str, path: str, source: str, protocol=None, scale: float = 100.0) -> Series:
-        from staticvec.report.tables import result_value
+    def is_random(self, emb: str, source: str) -> bool:
+        """Whether ``emb``'s results depend on a seed (taggers, classifiers and training runs always do)."""
+        return emb in self.random if source == "intrinsic" else True
 
+    def series(self, emb: str, path: str, source: str, protocol=None, scale: float = 100.0,
+               grounds: dict | None = None) -> Series:
         if source == "intrinsic":
-            runs = self.intrinsic.get((protocol, emb))
+            return self._intrinsic(emb, path, protocol, scale, grounds or {})
+        if source == "dev_curve":
+            runs = self.records.get(emb)
             if not runs:
-                return Series({}, emb in self.random, f"no {protocol} result of {emb}")
+                return Series({}, True, f"no training record of {emb}")
             values = {}
-            for seed, result in runs.items():
-                value = result_value(result, path)[0]
-                if value is not None:
-                    values[seed] = value * scale
-            return Series(values, emb in self.random, None if values else f"{emb} has no {path} score")
+            for seed, record in runs.items():
+                points = [p["score"] for p in (record.get("dev_curve") or {}).get("points") or [] if p["score"] is not None]
+                if not points:
+                    return Series({}, True, f"{emb} (seed {seed}) recorded no development curve")
+                values[seed] = (max(points) if path == "best" else points[-1]) * scale
+            return Series(values, True)
         if source == "tagging":
             result = self.tagging.get(emb)
             if result is None and emb == CONTEXTUAL:
@@ -297,7 +440,7 @@ class Results:
             key, _, split = path.partition(".")
             node = result["results"].get(key) or {}
             if node.get("score") is None:
-                return Series({}, True, f"{emb} {key}: {node.get('status', 'no result')}")
+                return Series({}, True, f"{key}: {node.get('status', 'no result')}")
             values = node[split or "test"]["values"]
             return Series({s: v * scale for s, v in zip(node["seeds"], values)}, True)
         result = self.classification.get(emb)
@@ -310,12 +453,40 @@ class Results:
         key = "macro_f1" if field_ == "f1" else "accuracy"
         return Series({s: r["test"][key] * scale for s, r in zip(result["seeds"], node["runs"])}, True)
 
+    def _intrinsic(self, emb: str, path: str, protocol, scale: float, grounds: dict) -> Series:
+        from staticvec.evaluate.items import NotRescorable, score_on, scored_items
+        from staticvec.report.tables import result_value
 
-def metric_series(results: Results, emb: str, metric, source: str, protocol, scale: float) -> Series:
+        random = emb in self.random
+        runs = self.intrinsic.get((protocol, emb))
+        if not runs:
+            return Series({}, random, f"no {protocol} result of {emb}")
+        dataset = path.split(".")[0]
+        ground = grounds.get(dataset)
+        if ground is not None and ground.problem:
+            return Series({}, random, ground.problem)
+        values = {}
+        for seed, result in runs.items():
+            entry = result["results"].get(dataset)
+            if ground is None or ground.full or entry is None or scored_items(entry) == ground.items:
+                value = result_value(result, path)[0]
+            elif path != dataset:
+                return Series({}, random, f"{path} of {emb} cannot be rescored on the common items")
+            else:
+                try:
+                    value = score_on(entry, ground.items)
+                except NotRescorable as err:
+                    return Series({}, random, f"{emb} {dataset}: {err}")
+            if value is not None:
+                values[seed] = value * scale
+        return Series(values, random, None if values else f"{emb} has no {path} score")
+
+
+def metric_series(results: Results, emb: str, metric, source: str, protocol, scale: float, grounds=None) -> Series:
     """A metric (a path, or the per-seed mean of several) of one embedding."""
     if isinstance(metric, str):
-        return results.series(emb, metric, source, protocol, scale)
-    parts = [results.series(emb, p, source, protocol, scale) for p in metric["mean"]]
+        return results.series(emb, metric, source, protocol, scale, grounds)
+    parts = [results.series(emb, p, source, protocol, scale, grounds) for p in metric["mean"]]
     missing = list(dict.fromkeys(p.reason for p in parts if not p.values))
     if missing:
         return Series({}, any(p.random for p in parts), "; ".join(missing))
@@ -324,16 +495,55 @@ def metric_series(results: Results, emb: str, metric, source: str, protocol, sca
                   any(p.random for p in parts))
 
 
-def resolve_ref(ref, results: Results, claim: dict, scale: float):
-    """(embedding id, its series of the claim's metric) — the best candidate for a best_of ref (mean over
-    seeds of the claim's metric; of every item for an `each` metric)."""
+def common_grounds(rows: list[str], datasets: list[str], results: Results, protocol) -> dict[str, Ground]:
+    """Per data set, the items every run (every row, every seed) of ``rows`` scored."""
+    from staticvec.evaluate.items import scored_items
+
+    grounds = {}
+    for dataset in datasets:
+        ground, sets, unknown = Ground(dataset), [], []
+        for emb in rows:
+            for seed, result in sorted((results.intrinsic.get((protocol, emb)) or {}).items()):
+                entry = result["results"].get(dataset)
+                if entry is None:
+                    continue
+                ground.total = entry.get("total", ground.total)
+                scored = scored_items(entry)
+                if scored is None:
+                    unknown.append(f"{emb} (seed {seed})")
+                    continue
+                sets.append(scored)
+                ground.rows[emb] = min(ground.rows.get(emb, len(scored)), len(scored))
+        if unknown:
+            ground.problem = (f"{dataset}: {', '.join(unknown)} left items out and kept no per-item record, so the "
+                              "common items are unknown (rerun its evaluation with evaluation.items)")
+        elif sets:
+            ground.items = frozenset.intersection(*sets)
+            ground.full = all(s == ground.items for s in sets)
+        grounds[dataset] = ground
+    return grounds
+
+
+def resolve_ref(ref, comp_metric, results: Results, claim: dict, scale: float) -> tuple[str | None, str | None]:
+    """(embedding id, problem): the id, or the best candidate of a best_of ref on the claim's metric
+    (``per: overall``, the default: the mean over all of the claim's items) or on the comparison's own
+    metric (``per: column``), by the mean over seeds of the stored scores."""
     source, protocol = claim.get("source", "intrinsic"), claim.get("protocol")
     if not isinstance(ref, dict):
-        return ref
+        return ref, None
     candidates = expand_ref(ref, results.ids(source, protocol))
+    if not candidates:
+        return None, f"no result matches {ref_label(ref)}"
+    seeded = [c for c in candidates if results.is_random(c, source)]
+    if seeded:
+        return None, (f"{ref_label(ref)}: {len(seeded)} candidate(s) depend on the seed, so picking the best on "
+                      "these scores would favour that row; the sheet should compare each_of")
+    if ref.get("per", "overall") == "column":
+        items = [comp_metric]
+    else:
+        metric = claim["metric"]
+        items = [metric] if isinstance(metric, str) or "mean" in metric else list(metric["each"])
     best, best_score = None, -math.inf
-    metric = claim["metric"]
-    items = [metric] if isinstance(metric, str) or "mean" in metric else [m for m in metric["each"]]
     for cand in candidates:
         scores = []
         for item in items:
@@ -345,10 +555,10 @@ def resolve_ref(ref, results: Results, claim: dict, scale: float):
             score = sum(scores) / len(scores)
             if score > best_score:
                 best, best_score = cand, score
-    return best
+    return (best, None) if best is not None else (None, f"no candidate of {ref_label(ref)} has a score")
 
 
-# ------------------------------------------------------------------ evaluation
+# ------------------------------------------------------------------ the paper's printed numbers
 
 
 @dataclass
@@ -356,156 +566,299 @@ class PaperNumbers:
     """The paper's printed numbers of one table, addressed by our embedding refs and result paths."""
 
     table: object  # PaperTable
-    rows: dict  # json(ref) -> paper row
+    rows: dict  # ref key -> paper row
+    globs: dict  # best_of glob -> paper row (an each_of candidate is printed as that row)
     columns: dict  # result path -> paper column
 
-    def value(self, ref, metric, scale: float):
+    def row_of(self, ref) -> str | None:
         row = self.rows.get(ref_key(ref, "overall"))
+        if row is None and isinstance(ref, str):
+            row = next((r for glob, r in self.globs.items() if fnmatch.fnmatchcase(ref, glob)), None)
+        return row
+
+    def value(self, ref, metric, scale: float):
+        """(value in points, half a unit of its print precision in points, problem)."""
+        row = self.row_of(ref)
         if row is None:
-            return None, f"{ref_label(ref)} is not a row of {self.table.title}"
+            return None, None, f"{ref_label(ref)} is not a row of {self.table.title}"
         paths = [metric] if isinstance(metric, str) else metric["mean"]
-        values = []
+        values, precision = [], []
         for p in paths:
             col = self.columns.get(p)
             v = None if col is None else self.table.values.get((row, col))
             if v is None or math.isnan(v):
-                return None, f"{self.table.title} prints no {p} for {row}"
+                return None, None, f"{self.table.title} prints no {p} for {row}"
             values.append(v * scale / self.table.scale)
-        return sum(values) / len(values), row
+            precision.append(self.table.half_unit(row, col) * scale / self.table.scale)
+        return sum(values) / len(values), sum(precision) / len(precision), None
 
 
 def paper_numbers(entry: dict, root: str | Path = ".") -> PaperNumbers:
     from staticvec.report.tables import load_paper_table
 
     table = load_paper_table(Path(root) / entry["paper_file"])
-    rows = {}
+    rows, globs = {}, {}
     for row, mapping in entry["rows"].items():
         if mapping is None:
             continue
         rows.setdefault(ref_key(mapping, "column"), row)  # the tables sheet's best_of is per column by default
+        if isinstance(mapping, dict):
+            globs.setdefault(mapping["best_of"], row)
     columns = {}
     for column, target in (entry.get("columns") or {}).items():
         if isinstance(target, str):
             columns.setdefault(target, column)
             if entry["source"] == "tagging" and "." not in target:
                 columns.setdefault(f"{target}.test", column)
-    return PaperNumbers(table, rows, columns)
+    return PaperNumbers(table, rows, globs, columns)
 
 
-def evaluate_comparison(comp: Comparison, claim: dict, results: Results, settings: dict, paper: PaperNumbers | None):
-    scale, tol, level = settings["scale"], settings["tol"], settings["level"]
+def paper_check(comp: Comparison, paper: PaperNumbers | None, scale: float) -> dict:
+    """The comparison on the paper's printed numbers: its difference and how far rounding could move it."""
+    if paper is None:
+        return {"paper_value": None, "paper_precision": None, "paper_check": "no printed numbers"}
+    total, bound, notes = 0.0, 0.0, []
+    for ref, weight in comp.terms:
+        value, half, note = paper.value(ref, comp.metric, scale)
+        if value is None:
+            notes.append(note)
+        else:
+            total += weight * value
+            bound += abs(weight) * half
+    if notes:
+        return {"paper_value": None, "paper_precision": None, "paper_check": "not printed: " + "; ".join(notes)}
+    reach = bound + 1e-9 * max(1.0, abs(total))  # 97.25 − 97.24 is 0.0100000000000051 in floating point
+    low, high = point_check(total - reach, comp.relation, comp.tol), point_check(total + reach, comp.relation, comp.tol)
+    check = "supported" if low and high else "within print precision" if low or high else \
+        "NOT supported by the paper's table"
+    return {"paper_value": total, "paper_precision": bound, "paper_check": check}
+
+
+# ------------------------------------------------------------------ evaluation
+
+
+def _seed_text(n: int, needed: int) -> str:
+    return "1 seed" if n == 1 else "no common seed" if n == 0 else f"{n} seeds, {needed} needed"
+
+
+def evaluate_comparison(comp: Comparison, claim: dict, results: Results, settings: dict,
+                        resolved: dict, grounds: dict) -> dict:
+    """One comparison: ours (per-seed paired differences, interval, p-values) and its interval verdict."""
+    from staticvec.stats import paired_differences, t_interval
+
+    scale, level = settings["scale"], settings["level"]
     source, protocol = claim.get("source", "intrinsic"), claim.get("protocol")
-    record = {"comparison": comp.text, "metric": _metric_text(comp.metric), "relation": comp.relation, "tol": tol}
-    # ours
+    record = {"comparison": comp.text, "metric": _metric_text(comp.metric), "relation": comp.relation,
+              "tol": comp.tol, "chosen": None, "n": 0, "seeds": [], "mean": None, "sd": None, "low": None,
+              "high": None, "exact": False, "p_hold": None, "p_fail": None, "coverage": None}
     series, chosen, missing = [], [], []
     for ref, weight in comp.terms:
-        emb = resolve_ref(ref, results, claim, scale)
+        emb, problem = resolved[(ref_key(ref, "overall"), _metric_text(comp.metric))]
         if emb is None:
-            missing.append(f"no result matches {ref_label(ref)}")
+            missing.append(problem)
             continue
         if isinstance(ref, dict):
             chosen.append(f"{ref_label(ref)}: {emb}")
-        s = metric_series(results, emb, comp.metric, source, protocol, scale)
+        s = metric_series(results, emb, comp.metric, source, protocol, scale, grounds)
         if not s.values:
             missing.append(s.reason)
         series.append((s, weight))
     record["chosen"] = "; ".join(chosen) or None
-    random = any(s.random for s, _ in series)
+    if source == "intrinsic":
+        record["coverage"] = _coverage(comp.metric, grounds)
     if missing:
-        record.update(n=0, mean=None, low=None, high=None, verdict="undecided",
-                      reason="no result: " + "; ".join(dict.fromkeys(missing)))
+        reasons = list(dict.fromkeys(missing))
+        record.update(status="not tested", short="; ".join(reasons), reason="no result: " + "; ".join(reasons))
+        return record
+    random = any(s.random for s, _ in series)
+    seeds, diffs = paired_differences([(s.values, w, s.random) for s, w in series])
+    n = len(diffs) if random else 1
+    interval = t_interval(diffs, level)
+    record.update(n=n, seeds=[s for s in seeds if s is not None], mean=interval.mean, sd=interval.sd)
+    if random and n < settings["min_seeds"]:
+        record.update(low=interval.low, high=interval.high, status="not tested",
+                      short=_seed_text(n, settings["min_seeds"]),
+                      reason=f"{_count(n, 'paired seed')}; {settings['min_seeds']} needed to test")
+        return record
+    exact = not random or not interval.sd
+    low, high = (interval.mean, interval.mean) if exact else (interval.low, interval.high)
+    status = decide(low, high, comp.relation, comp.tol)
+    if exact:
+        p_hold, p_fail = float(status != "holds"), float(status != "fails")
     else:
-        seeded = [set(s.values) for s, _ in series if s.random]
-        seeds = sorted(set.intersection(*seeded)) if seeded else [None]
-        if not seeds:
-            seeds = []
-        diffs = []
-        for seed in seeds:
-            diffs.append(sum(w * (s.values[seed] if s.random else next(iter(s.values.values())))
-                             for s, w in series))
-        mean, low, high = t_interval(diffs, level) if diffs else (None, None, None)
-        n = len(diffs) if random else 1
-        record.update(n=n, seeds=[s for s in seeds if s is not None], mean=mean,
-                      low=low if (n >= 2 or not random) else None, high=high if (n >= 2 or not random) else None)
-        if random and n < settings["min_seeds"]:
-            record.update(verdict="undecided", reason=f"too few seeds: {n} paired, {settings['min_seeds']} needed"
-                          + (" (no common seed)" if not diffs else ""))
-        else:
-            verdict = decide(low, high, comp.relation, tol)
-            record["verdict"] = verdict
-            record["reason"] = _reason(verdict, comp.relation, tol, random)
-    # the paper's printed numbers
-    if paper is None:
-        record.update(paper_value=None, paper_check="no printed numbers")
-    else:
-        total, notes = 0.0, []
-        for ref, weight in comp.terms:
-            value, note = paper.value(ref, comp.metric, scale)
-            if value is None:
-                notes.append(note)
-            else:
-                total += weight * value
-        if notes:
-            record.update(paper_value=None, paper_check="not printed: " + "; ".join(notes))
-        else:
-            ok = point_check(total, comp.relation, tol)
-            record.update(paper_value=total, paper_check="supported" if ok else "NOT supported by the paper's table")
+        p_hold, p_fail = p_values(interval.mean, interval.sd, n, comp.relation, comp.tol)
+    record.update(low=low, high=high, exact=exact, status=status, p_hold=p_hold, p_fail=p_fail,
+                  reason=_reason(status, comp.relation, comp.tol, random))
     return record
+
+
+def _coverage(metric, grounds: dict) -> dict | None:
+    """The common items of the comparison's data sets: {items, total, full, sets: {set: 'n/N'}}."""
+    chosen = [grounds[p.split(".")[0]] for p in metric_items(metric) if p.split(".")[0] in grounds]
+    if not chosen or any(g.items is None for g in chosen):
+        return None
+    return {"items": sum(len(g.items) for g in chosen), "total": sum(g.total or 0 for g in chosen),
+            "full": all(g.full for g in chosen), "sets": {g.dataset: g.text() for g in chosen}}
 
 
 def _metric_text(metric) -> str:
     return metric if isinstance(metric, str) else "mean(" + ", ".join(metric["mean"]) + ")"
 
 
-def _reason(verdict: str, relation: str, tol: float, random: bool) -> str:
-    bound = {">": "0", ">=": f"−{tol:g}", "~": f"±{tol:g}"}[relation]
+def _bound(relation: str, tol: float) -> str:
+    return {">": "0", ">=": f"−{tol:g}", "~": f"±{tol:g}"}[relation]
+
+
+def _reason(status: str, relation: str, tol: float, random: bool) -> str:
     what = "interval" if random else "exact difference (deterministic results)"
-    if verdict == "holds":
-        return f"{what} on the claimed side of {bound}"
-    if verdict == "fails":
-        return f"{what} on the other side of {bound}"
-    return f"interval straddles {bound}"
+    if status == "holds":
+        return f"{what} on the claimed side of {_bound(relation, tol)}"
+    if status == "fails":
+        return f"{what} on the other side of {_bound(relation, tol)}"
+    return f"interval straddles {_bound(relation, tol)}"
 
 
-def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, root=".", selected=None) -> list[dict]:
-    """One record per claim: its comparisons (ours, the paper's), verdict and reasons."""
+def decide_parts(parts: list[list[dict]], alpha: float) -> list[dict]:
+    """Each part's status from its alternatives: holds on the claimed side (Bonferroni over several
+    alternatives), fails after Holm's adjustment over the tested parts (an ``any_of`` part fails
+    when all its alternatives do: its p-value is the largest), else undecided or not tested."""
+    from staticvec.stats import holm
+
+    out = []
+    for alternatives in parts:
+        tested = [a for a in alternatives if a["p_hold"] is not None]
+        if not tested:
+            out.append({"alternatives": alternatives, "status": "not tested", "p_hold": None, "p_fail": None,
+                        "p_fail_holm": None})
+            continue
+        if len(alternatives) == 1:
+            p_hold = tested[0]["p_hold"]
+        else:
+            p_hold = min(1.0, len(tested) * min(a["p_hold"] for a in tested))
+        p_fail = max(a["p_fail"] for a in tested) if len(tested) == len(alternatives) else None
+        out.append({"alternatives": alternatives, "status": None, "p_hold": p_hold, "p_fail": p_fail,
+                    "p_fail_holm": None})
+    family = [p for p in out if p["p_fail"] is not None]
+    for part, adjusted in zip(family, holm([p["p_fail"] for p in family])):
+        part["p_fail_holm"] = adjusted
+    m = len(family)
+    for part in out:
+        if part["status"] == "not tested":
+            part["reason"] = "; ".join(dict.fromkeys(a["reason"] for a in part["alternatives"]))
+            continue
+        alternatives = part["alternatives"]
+        single = alternatives[0] if len(alternatives) == 1 else None
+        holds = single["status"] == "holds" if single is not None else part["p_hold"] <= alpha
+        if part["p_fail_holm"] is not None and part["p_fail_holm"] <= alpha:
+            part["status"] = "fails"
+            part["reason"] = ((single["reason"] if single else "every alternative on the other side")
+                              + (f"; Holm-adjusted p {part['p_fail_holm']:.2g} over {m} tested parts" if m > 1 else ""))
+        elif holds:
+            part["status"] = "holds"
+            part["reason"] = single["reason"] if single else \
+                f"one alternative holds (Bonferroni over {len(alternatives)}: p {part['p_hold']:.2g})"
+        else:
+            part["status"] = "undecided"
+            if part["p_fail"] is not None and part["p_fail"] <= alpha:
+                part["reason"] = (f"on the other side alone (one-sided p {part['p_fail']:.2g}) but not after Holm's "
+                                  f"adjustment over {m} tested parts (p {part['p_fail_holm']:.2g})")
+            elif single is not None:
+                part["reason"] = single["reason"]
+            else:
+                part["reason"] = "; ".join(f"{a['comparison']}: {a.get('reason', '')}" for a in alternatives)
+    return out
+
+
+def tally_text(tally: dict) -> str:
+    names = {"fails": "fail", "holds": "hold", "undecided": "undecided", "not tested": "not tested"}
+    return " / ".join(f"{tally[s]} {names[s]}" for s in STATUSES if tally.get(s))
+
+
+def verdict_of(parts: list[dict]) -> tuple[str, dict, str]:
+    """(verdict, tally, the verdict cell's text) of a claim from its parts' statuses."""
+    tally = Counter(p["status"] for p in parts)
+    if tally["fails"]:
+        verdict = "fails"
+    elif tally["holds"] == len(parts):
+        verdict = "holds"
+    elif tally["not tested"] == len(parts):
+        verdict = "not tested"
+    else:
+        verdict = "undecided"
+    tally = {s: tally.get(s, 0) for s in STATUSES}
+    if verdict == "not tested":
+        shorts = dict.fromkeys(a["short"] for p in parts for a in p["alternatives"] if a.get("short"))
+        return verdict, tally, f"not tested ({'; '.join(shorts)})"
+    return verdict, tally, f"{verdict}: {tally_text(tally)}"
+
+
+def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, root=".", selected=None,
+                    ids=None) -> list[dict]:
+    """One record per claim: its parts (comparisons: ours, the paper's), verdict and tally. ``ids``:
+    the embedding ids ``each_of`` expands over (default: those the results hold)."""
     out = []
     for cid, claim in spec["claims"].items():
         if selected is not None and cid not in selected:
             continue
         settings = {k: claim.get(k, spec["defaults"][k]) for k in ("level", "min_seeds", "tol", "scale")}
+        source, protocol = claim.get("source", "intrinsic"), claim.get("protocol")
+        expand_over = ids if ids is not None else results.ids(source, protocol)
+        parts = claim_parts(claim, expand_over, settings["tol"])
+        resolved = {}
+        for comp in (c for p in parts for c in p):
+            for ref in comp.refs():
+                key = (ref_key(ref, "overall"), _metric_text(comp.metric))
+                if key not in resolved:
+                    resolved[key] = resolve_ref(ref, comp.metric, results, claim, settings["scale"])
+        rows = list(dict.fromkeys(emb for emb, _ in resolved.values() if emb is not None))
+        datasets = list(dict.fromkeys(p.split(".")[0] for p in claim_metric_items(claim)))
+        grounds = common_grounds(rows, datasets, results, protocol) if source == "intrinsic" else {}
         entry = (tables or {}).get(claim.get("table")) if claim.get("table") else None
         paper = paper_numbers(entry, root) if entry else None
-        comps = [evaluate_comparison(c, claim, results, settings, paper) for c in comparisons(claim)]
-        verdicts = [c["verdict"] for c in comps]
-        verdict = "fails" if "fails" in verdicts else "holds" if all(v == "holds" for v in verdicts) else "undecided"
-        reasons = list(dict.fromkeys(f"{c['comparison']}: {c['reason']}" for c in comps if c["verdict"] != "holds"))
-        flagged = [c["comparison"] for c in comps if c["paper_check"].startswith("NOT")]
-        out.append({"id": cid, "paper": claim["paper"], "where": claim["where"], "statement": claim["statement"],
-                    "source": claim.get("source", "intrinsic"), "protocol": claim.get("protocol"),
-                    "table": claim.get("table"), "note": claim.get("note"), "settings": settings,
-                    "verdict": verdict, "reasons": reasons if verdict != "holds" else [],
+        alpha = (1 - settings["level"]) / 2
+        part_records = []
+        for alternatives in parts:
+            records = []
+            for comp in alternatives:
+                rec = evaluate_comparison(comp, claim, results, settings, resolved, grounds)
+                rec.update(paper_check(comp, paper, settings["scale"]))
+                records.append(rec)
+            part_records.append(records)
+        decided = decide_parts(part_records, alpha)
+        verdict, tally, text = verdict_of(decided) if decided else \
+            ("not tested", {s: 0 for s in STATUSES}, "not tested (no comparison: no embedding matches)")
+        flagged = [a["comparison"] for p in decided for a in p["alternatives"] if a["paper_check"].startswith("NOT")]
+        out.append({"id": cid, "group": group_of(claim), "paper": claim["paper"], "origin": claim.get("origin", "paper"),
+                    "where": claim["where"], "at": claim.get("at"), "sentence": claim.get("sentence"),
+                    "statement": claim["statement"], "source": source, "protocol": protocol,
+                    "table": claim.get("table"), "note": claim.get("note"), "settings": settings, "alpha": alpha,
+                    "verdict": verdict, "tally": tally, "verdict_text": text,
+                    "coverage": {d: {"common": None if g.items is None else len(g.items), "total": g.total,
+                                     "full": g.full, "rows": g.rows, "problem": g.problem}
+                                 for d, g in grounds.items()},
                     "paper_flag": ("the paper's table does not support: " + "; ".join(flagged)) if flagged else None,
-                    "comparisons": comps})
+                    "parts": decided})
     return out
 
 
 def counts(records: list[dict]) -> dict:
-    """{paper: {holds, fails, undecided, flagged}} in the papers' order."""
+    """{group: {holds, fails, undecided, not_tested, flagged}}: the papers' lines in the papers' order,
+    then "beyond the papers" (the claims no paper makes)."""
     out = {}
-    for paper in list(PAPERS) + sorted({r["paper"] for r in records} - set(PAPERS)):
-        mine = [r for r in records if r["paper"] == paper]
-        if mine:
-            out[paper] = {v: sum(r["verdict"] == v for r in mine) for v in VERDICTS}
-            out[paper]["flagged"] = sum(bool(r["paper_flag"]) for r in mine)
+    present = {r["group"] for r in records}
+    for group in [g for g in GROUPS if g in present] + sorted(present - set(GROUPS)):
+        mine = [r for r in records if r["group"] == group]
+        out[group] = {v.replace(" ", "_"): sum(r["verdict"] == v for r in mine) for v in VERDICTS}
+        out[group]["flagged"] = sum(bool(r["paper_flag"]) for r in mine)
     return out
 
 
 def counts_lines(summary: dict) -> list[str]:
-    """One line per paper: 'SemGloVe (Gan et al.): 2 hold, 1 fails, 3 undecided'."""
+    """One line per group: 'SemGloVe (Gan et al.): 2 hold, 1 fail, 3 undecided, 1 not tested'."""
     lines = []
-    for paper, c in summary.items():
-        text = f"{PAPERS.get(paper, paper)}: {c['holds']} hold, {c['fails']} fail, {c['undecided']} undecided"
+    for group, c in summary.items():
+        text = (f"{GROUPS.get(group, group)}: {c['holds']} hold, {c['fails']} fail, {c['undecided']} undecided"
+                + (f", {c['not_tested']} not tested" if c.get("not_tested") else ""))
         if c.get("flagged"):
             text += f" ({c['flagged']} not supported by the paper's own table)"
         lines.append(text)
@@ -515,60 +868,139 @@ def counts_lines(summary: dict) -> list[str]:
 # ------------------------------------------------------------------ output
 
 
-def _num(value, digits=1) -> str:
+RULE = (
+    "Each comparison is left − right in points (×100), paired by training seed; the interval is the "
+    "two-sided {level:g} % t interval of the mean paired difference. It covers training-seed noise only: the "
+    "corpus, the teacher and the evaluation sets (and the taggers' and classifiers' data splits) are fixed, "
+    "so it says nothing about another corpus, teacher or data set. A part **holds** when its interval lies on "
+    "the claimed side (> 0; ≥ −tol; within ±tol); a claim holds when every part holds (an intersection-union "
+    "test: at most {alpha:g} % wrong without correction). A part **fails** when the one-sided t test rejects "
+    "it at {alpha:g} % after Holm's adjustment over the claim's tested parts, so a claim reads \"fails\" while "
+    "all its parts are true at most {alpha:g} % of the time; a claim fails when one part fails. An any-of "
+    "part holds when one alternative does (Bonferroni) and fails when all do. **not tested**: fewer paired "
+    "seeds than the claim needs (the taggers, the classifiers and the sweep points run one seed here) or no "
+    "result; **undecided**: tested, neither. Deterministic results (ASE, the token table, Model2Vec) are "
+    "exact. Intrinsic comparisons are scored on the items (word pairs, analogy questions) every row of the "
+    "claim scored (items: common/total; under web every item is scored, an OOV word being the mean vector). "
+    "Paper: the paper's own difference from its printed table; *within print precision*: the rounding of "
+    "the printed numbers alone could reverse it; ⚑: the printed numbers contradict it."
+)
+
+
+def _num(value, digits=2) -> str:
     return "—" if value is None else f"{value:+.{digits}f}"
 
 
 def _ours(c: dict) -> str:
     if c.get("mean") is None:
         return "—"
+    if c.get("exact"):
+        return f"{c['mean']:+.2f} (exact)"
     if c.get("low") is None:
         return f"{c['mean']:+.2f} (no interval)"
-    if c["low"] == c["high"]:
-        return f"{c['mean']:+.2f} (exact)"
     return f"{c['mean']:+.2f} [{c['low']:+.2f}, {c['high']:+.2f}]"
+
+
+def _items(c: dict) -> str:
+    cov = c.get("coverage")
+    if not cov:
+        return "—"
+    text = f"{cov['items']}/{cov['total']}"
+    return text if cov["full"] else f"{text} (common)"
+
+
+def _paper_cell(c: dict) -> str:
+    if c["paper_value"] is None:
+        return "—"
+    text = _num(c["paper_value"])
+    if c["paper_check"] == "within print precision":
+        text += " (within print precision)"
+    elif c["paper_check"].startswith("NOT"):
+        text += " ⚑ not supported"
+    return text
 
 
 def to_rows(records: list[dict]) -> list[dict]:
     rows = []
     for r in records:
-        for c in r["comparisons"]:
-            rows.append({"claim": r["id"], "paper": r["paper"], "where": r["where"], "statement": r["statement"],
-                         "claim_verdict": r["verdict"], "comparison": c["comparison"], "metric": c["metric"],
-                         "protocol": r["protocol"] or r["source"], "tol": c["tol"],
-                         "paper_value": c["paper_value"], "paper_check": c["paper_check"], "chosen": c["chosen"],
-                         "ours_mean": c["mean"], "ours_low": c["low"], "ours_high": c["high"], "n_seeds": c["n"],
-                         "seeds": " ".join(map(str, c.get("seeds") or [])), "verdict": c["verdict"],
-                         "reason": c["reason"]})
+        for k, part in enumerate(r["parts"], start=1):
+            for c in part["alternatives"]:
+                cov = c.get("coverage") or {}
+                rows.append({
+                    "claim": r["id"], "group": r["group"], "paper": r["paper"], "origin": r["origin"],
+                    "where": r["where"], "at": r["at"], "statement": r["statement"], "claim_verdict": r["verdict"],
+                    "claim_tally": r["verdict_text"], "part": k, "part_verdict": part["status"],
+                    "part_p_fail_holm": part["p_fail_holm"], "comparison": c["comparison"], "metric": c["metric"],
+                    "protocol": r["protocol"] or r["source"], "relation": c["relation"], "tol": c["tol"],
+                    "paper_value": c["paper_value"], "paper_precision": c["paper_precision"],
+                    "paper_check": c["paper_check"], "chosen": c["chosen"], "ours_mean": c["mean"],
+                    "ours_low": c["low"], "ours_high": c["high"], "n_seeds": c["n"],
+                    "seeds": " ".join(map(str, c.get("seeds") or [])), "items_common": cov.get("items"),
+                    "items_total": cov.get("total"),
+                    "items_sets": " ".join(f"{k}:{v}" for k, v in (cov.get("sets") or {}).items()) or None,
+                    "comparison_verdict": c["status"], "p_hold": c["p_hold"], "p_fail": c["p_fail"],
+                    "reason": part["reason"] if len(part["alternatives"]) == 1 else c.get("reason"),
+                })
     return rows
 
 
-def to_markdown(records: list[dict], caption: str) -> str:
-    lines = [f"**{caption}**", ""]
-    for line in counts_lines(counts(records)):
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = None, level: float = 0.95) -> str:
+    alpha = (1 - level) / 2
+    lines = [f"**{caption}**", "", RULE.format(level=100 * level, alpha=100 * alpha), ""]
+    summary = counts(records)
+    for line in counts_lines(summary):
         lines.append(f"- {line}")
     lines.append("")
-    for paper in counts(records):
-        lines += [f"### {PAPERS.get(paper, paper)}", "",
-                  "| claim | where | statement | verdict | comparison (points) | paper | ours: mean [95 % CI] | seeds | why |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-        for r in (x for x in records if x["paper"] == paper):
-            for k, c in enumerate(r["comparisons"]):
-                head = [r["id"], r["where"], r["statement"] + (f" ({r['note']})" if r.get("note") else ""),
-                        f"**{r['verdict']}**" + (" ⚑" if r["paper_flag"] else "")] if k == 0 else ["", "", "", ""]
-                paper_text = _num(c["paper_value"], 2) if c["paper_value"] is not None else "—"
-                if c["paper_check"].startswith("NOT"):
-                    paper_text += " ⚑ not supported"
-                comp = c["comparison"] + (f" ({c['chosen']})" if c.get("chosen") else "") + \
-                    (f", tol {c['tol']:g}" if c["relation"] in ("~", ">=") else "")
-                cells = head + [comp, paper_text, _ours(c), str(c["n"]), f"{c['verdict']}: {c['reason']}"]
-                lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+    for group in summary:
+        mine = [r for r in records if r["group"] == group]
+        skipped = (not_encoded or {}).get(group) or []
+        lines += [f"### {GROUPS.get(group, group)}", ""]
+        if group == BEYOND:
+            lines += [f"{_count(len(mine), 'claim')} that no paper makes (origin: ours), counted apart from the "
+                      "papers'.", ""]
+        else:
+            lines += [f"{_count(len(mine), 'sentence')} of the paper encoded, one claim each (its place and words in "
+                      f"the second column); {len(skipped)} not decided here"
+                      + (", listed after the table with the reason." if skipped else "."), ""]
+        lines += ["| claim | in the paper | tested | verdict | comparison (points) | paper | ours: mean [CI] | seeds "
+                  "| items | part |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in mine:
+            first = True
+            for part in r["parts"]:
+                for c in part["alternatives"]:
+                    if first:
+                        if r["origin"] == "ours":
+                            source = f"not in the paper (beside {PAPERS.get(r['paper'], r['paper'])}, {r['where']})"
+                        else:
+                            source = f"{r['where']}, {r['at']}: “{r['sentence']}”"
+                        head = [r["id"], source, r["statement"] + (f" ({r['note']})" if r.get("note") else ""),
+                                f"**{r['verdict_text']}**" + (" ⚑" if r["paper_flag"] else "")]
+                        first = False
+                    else:
+                        head = ["", "", "", ""]
+                    comp = c["comparison"] + (f" ({c['chosen']})" if c.get("chosen") else "") + \
+                        (f", tol {c['tol']:g}" if c["relation"] in ("~", ">=") else "")
+                    if len(part["alternatives"]) > 1:
+                        comp = f"either: {comp}"
+                    verdict = part["status"] if len(part["alternatives"]) == 1 or c is part["alternatives"][0] else "〃"
+                    why = part["reason"] if c is part["alternatives"][0] else c.get("reason", "")
+                    cells = head + [comp, _paper_cell(c), _ours(c), str(c["n"]), _items(c), f"{verdict}: {why}"]
+                    lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
         lines.append("")
-    lines += ["Differences in points (×100) of left − right, per seed paired; 95 % t interval over the paired seeds. "
-              "holds: the interval is on the claimed side; fails: on the other; undecided: it straddles the bound, "
-              "or fewer seeds than the claim needs. ⚑: the paper's own printed numbers do not support the comparison.",
-              ""]
+        if skipped:
+            lines += ["Sentences of the paper not decided here:", ""]
+            lines += [f"- {s['at']}: “{s['sentence']}” — {s['why']}" for s in skipped]
+            lines.append("")
     return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def to_html_block(summary: dict) -> str:
@@ -578,7 +1010,8 @@ def to_html_block(summary: dict) -> str:
     return f"<p><b>The papers' claims on this run</b> (tables/claims.md):</p><ul>{items}</ul>"
 
 
-def write_claims(records: list[dict], caption: str, md_path, csv_path, json_path) -> None:
+def write_claims(records: list[dict], caption: str, md_path, csv_path, json_path, not_encoded=None,
+                 level: float = 0.95) -> None:
     import csv
 
     from staticvec.files import atomic_open, write_json
@@ -592,53 +1025,75 @@ def write_claims(records: list[dict], caption: str, md_path, csv_path, json_path
         for row in rows:
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
     with atomic_open(md_path, "wt") as fh:
-        fh.write(to_markdown(records, caption))
-    write_json(json_path, {"caption": caption, "counts": counts(records),
-                           "verdicts": {r["id"]: r["verdict"] for r in records}, "claims": records})
+        fh.write(to_markdown(records, caption, not_encoded, level))
+    alpha = (1 - level) / 2
+    write_json(json_path, {"caption": caption, "rule": RULE.format(level=100 * level, alpha=100 * alpha),
+                           "counts": counts(records), "verdicts": {r["id"]: r["verdict"] for r in records},
+                           "claims": records, "not_encoded": not_encoded or {}})
 
 
 # ------------------------------------------------------------------ CLI
 
 
-def parse_results(items) -> tuple[dict, dict, dict]:
-    """``PROTOCOL/ID/SEED=FILE`` (intrinsic), ``tagging/ID=FILE``, ``classification/ID=FILE``."""
+def parse_results(items) -> tuple[dict, dict, dict, dict]:
+    """``PROTOCOL/ID/SEED=FILE`` (intrinsic), ``tagging/ID=FILE``, ``classification/ID=FILE``,
+    ``record/ID/SEED=FILE`` (a training record: its development curve)."""
+    from staticvec.files import read_json
     from staticvec.report.tables import load_result
 
-    intrinsic, tagging, classification = {}, {}, {}
+    intrinsic, tagging, classification, records = {}, {}, {}, {}
+    expected = "expected PROTOCOL/ID/SEED=FILE, record/ID/SEED=FILE, tagging/ID=FILE or classification/ID=FILE"
     for item in items or []:
         key, sep, path = item.partition("=")
         parts = key.split("/")
         if not sep or not path or not all(parts):
-            raise StaticvecError(f"expected PROTOCOL/ID/SEED=FILE, tagging/ID=FILE or classification/ID=FILE, got {item!r}")
+            raise StaticvecError(f"{expected}, got {item!r}")
         if parts[0] in ("tagging", "classification") and len(parts) == 2:
             (tagging if parts[0] == "tagging" else classification)[parts[1]] = load_result(path)
+        elif len(parts) == 3 and parts[2].isdigit() and parts[0] == "record":
+            records.setdefault(parts[1], {})[int(parts[2])] = read_json(path)
         elif len(parts) == 3 and parts[2].isdigit():
             intrinsic.setdefault((parts[0], parts[1]), {})[int(parts[2])] = load_result(path)
         else:
-            raise StaticvecError(f"expected PROTOCOL/ID/SEED=FILE, tagging/ID=FILE or classification/ID=FILE, got {item!r}")
-    return intrinsic, tagging, classification
+            raise StaticvecError(f"{expected}, got {item!r}")
+    return intrinsic, tagging, classification, records
+
+
+def _tokens_text(tokens) -> str:
+    if not tokens:
+        return "an unknown number of"
+    return f"{tokens / 1e9:.2f}B" if tokens >= 1e9 else f"{tokens / 1e6:.2f}M" if tokens >= 1e6 else f"{tokens:,}"
 
 
 def caption(manifest: dict) -> str:
+    """The table's caption: the run's scale and teacher first (the verdicts are about them), then its provenance."""
     made = manifest.get("provenance_caption")
-    return ("The papers' claims, decided from this run's results (config/claims.yaml)" +
-            (f". Made with: {made}." if made else "."))
+    stats = manifest.get("corpus_stats") or {}
+    text = "The papers' claims, decided from this run's results (config/claims.yaml)"
+    if stats or manifest.get("teacher"):
+        corpus = stats.get("source") or manifest.get("corpus") or "the corpus"
+        text += (f", at this run's scale and teacher: {_tokens_text(stats.get('tokens'))} tokens of {corpus} "
+                 f"(the papers: 1.1-1.28B), teacher {manifest.get('teacher') or 'unknown'}. A claim that fails "
+                 "here fails at this scale with this teacher; it is not a verdict on the paper")
+    return text + (f". Made with: {made}." if made else ".")
 
 
-def claims_from_files(spec: str, results: tuple[dict, dict, dict], out_md: str, out_csv: str, out_json: str,
+def claims_from_files(spec: str, results: tuple, out_md: str, out_csv: str, out_json: str,
                       tables: str | None = "config/tables.yaml", random: list | None = None,
                       contextual_id: str | None = None, selected: list | None = None, manifest: str | None = None,
                       root: str = ".") -> list[dict]:
-    """Decide the claims of the sheet ``spec`` on ``results`` (:func:`parse_results`' three dicts) and
-    write them; ``random``: the embedding ids whose intrinsic results depend on the seed; ``selected``:
-    the claim ids to decide (default all); what ``staticvec report claims`` does."""
+    """Decide the claims of the sheet ``spec`` on ``results`` (:func:`parse_results`' dicts) and write
+    them; ``random``: the embedding ids whose intrinsic results depend on the seed; ``selected``: the
+    claim ids to decide (default all); what ``staticvec report claims`` does."""
     from staticvec.files import read_json
     from staticvec.report.tables import load_tables_spec
 
     sheet_tables = load_tables_spec(tables, root)["tables"] if tables else None
     sheet = load_claims_spec(spec, tables=sheet_tables)
-    intrinsic, tagging, classification = results
-    loaded = Results(intrinsic, tagging, classification, list(random or []), contextual_id)
+    intrinsic, tagging, classification, *rest = results
+    loaded = Results(intrinsic, tagging, classification, list(random or []), contextual_id,
+                     records=rest[0] if rest else None)
     records = evaluate_claims(sheet, loaded, sheet_tables, root, selected)
-    write_claims(records, caption(read_json(manifest) if manifest else {}), out_md, out_csv, out_json)
+    write_claims(records, caption(read_json(manifest) if manifest else {}), out_md, out_csv, out_json,
+                 sheet.get("not_encoded"), sheet["defaults"]["level"])
     return records

@@ -73,9 +73,11 @@ def register(subparsers) -> None:
     p.set_defaults(handler=_summary)
 
     p = sub.add_parser("claims", help="decide the papers' claims (config/claims.yaml) from this run's results: "
-                                      "per-seed paired differences, 95 %% intervals, holds / fails / undecided")
+                                      "per-seed paired differences, 95 %% intervals, holds / fails (Holm) / "
+                                      "undecided / not tested, on the items every row scored")
     p.add_argument("results", nargs="*", metavar="KEY=RESULT.json",
-                   help="PROTOCOL/ID/SEED=FILE (intrinsic, one per seed), tagging/ID=FILE, classification/ID=FILE")
+                   help="PROTOCOL/ID/SEED=FILE (intrinsic, one per seed), tagging/ID=FILE, classification/ID=FILE, "
+                        "record/ID/SEED=FILE (a training record: its development curve)")
     p.add_argument("--spec", default="config/claims.yaml", help="the claims sheet")
     p.add_argument("--tables", default="config/tables.yaml", help="the tables sheet (the papers' printed numbers)")
     p.add_argument("--random", help="JSON list of the embedding ids whose intrinsic results depend on the seed "
@@ -88,6 +90,14 @@ def register(subparsers) -> None:
     add_out_arg(p, flag="--out-json", help="verdicts and numbers (the summary and the reference manifest read it)")
     add_root_arg(p, help="repository root the sheets' paths are relative to")
     p.set_defaults(handler=_claims)
+
+    p = sub.add_parser("claims-figure", help="a forest plot of one paper's claims (or the claims beyond the "
+                                             "papers) from tables/claims.json")
+    p.add_argument("--claims", required=True, help="the claims' verdicts and numbers (tables/claims.json)")
+    p.add_argument("--group", required=True, help="a paper (semglove, wang, c2v, x2static) or beyond")
+    add_out_arg(p, flag="--out-pdf", help="the figure as PDF")
+    add_out_arg(p, flag="--out-png", help="the figure as PNG")
+    p.set_defaults(handler=_claims_figure)
 
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
                                          "and per-rule job times (results/reference/)")
@@ -189,6 +199,14 @@ def _claims(args) -> int:
                                 selected=json_arg(args.select, "--select") if args.select else None,
                                 manifest=args.manifest, root=args.root)
     print("\n".join(counts_lines(counts(records))))
+    return 0
+
+
+def _claims_figure(args) -> int:
+    from staticvec.report.forest import forest_from_files
+
+    drawn = forest_from_files(args.claims, args.group, args.out_pdf, args.out_png)
+    print(f"{args.group}: {drawn} comparisons drawn")
     return 0
 
 

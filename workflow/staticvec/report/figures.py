@@ -192,13 +192,12 @@ def value_text(value) -> str:
 
 
 def _stats(values: list[float]) -> tuple[float, float | None, int]:
-    """(mean, sample s.d. or None, n) of the non-missing values; mean NaN when there are none."""
-    values = [v for v in values if v is not None and not math.isnan(v)]
-    if not values:
-        return math.nan, None, 0
-    mean = sum(values) / len(values)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None
-    return mean, sd, len(values)
+    """(mean, sample s.d. or None, n) of the non-missing values (:func:`staticvec.stats.describe`);
+    mean NaN when there are none (a gap in the line)."""
+    from staticvec.stats import describe
+
+    d = describe(values)
+    return (math.nan if d.mean is None else d.mean), d.sd, d.n
 
 
 def shard_tokens(corpus_manifest: dict, fraction: float) -> int:
@@ -661,6 +660,19 @@ def add_caption(fig, lines: list[str], width: int = 130) -> None:
 # ------------------------------------------------------------------ one figure
 
 
+def save_figure(fig, title: str, out_pdf, out_png, dpi: int = 200) -> None:
+    """Write ``fig`` as PDF and PNG (each atomically, the caption kept by ``bbox_inches='tight'``), then close it."""
+    from staticvec.files import atomic_path
+
+    try:
+        for out, fmt in ((out_pdf, "pdf"), (out_png, "png")):
+            with atomic_path(out) as tmp:
+                fig.savefig(tmp, format=fmt, bbox_inches="tight", dpi=dpi if fmt == "png" else None,
+                            metadata={"Title": title} if fmt == "pdf" else None)
+    finally:
+        _pyplot().close(fig)
+
+
 def _seed_of(path: str | None):
     match = re.search(r"/seed(\d+)/", path or "")
     return int(match.group(1)) if match else None
@@ -676,7 +688,7 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
     manifest (provenance).
     """
     from staticvec.embeddings import Embeddings
-    from staticvec.files import atomic_path, sha256_of, write_json
+    from staticvec.files import sha256_of, write_json
 
     labels = {**(labels or {}), **(entry.get("labels") or {})}
     kind = entry["kind"]
@@ -753,13 +765,7 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
     made = manifest.get("provenance_caption")
     lines = [entry.get("caption", "").strip(), ours, f"Made with: {made}." if made else "Made with: (no run manifest)."]
     add_caption(fig, lines)
-    try:
-        for out, fmt in ((out_pdf, "pdf"), (out_png, "png")):
-            with atomic_path(out) as tmp:
-                fig.savefig(tmp, format=fmt, bbox_inches="tight", dpi=200 if fmt == "png" else None,
-                            metadata={"Title": entry["title"]} if fmt == "pdf" else None)
-    finally:
-        _pyplot().close(fig)
+    save_figure(fig, entry["title"], out_pdf, out_png)
     record = {
         "figure": fid,
         "title": entry["title"],

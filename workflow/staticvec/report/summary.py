@@ -8,7 +8,7 @@ dropped, first 200k words, X2Static), one block per protocol.
 
 A cell is the mean over seeds and its 95 % confidence interval from the t distribution,
 ``mean ± t(0.975, n-1) · s / √n`` (s: the sample standard deviation); with one seed there is no
-interval (``n=1``). Coverage (found / total items) is reported beside every score in the CSV and
+interval (``n=1``; :mod:`staticvec.stats`). Coverage (found / total items) is reported beside every score in the CSV and
 in a coverage block of the Markdown. Scores are ×100 like the papers.
 
 Command line (the summary rule)::
@@ -32,22 +32,6 @@ PROTOCOL_NOTES = {
 }
 
 
-def t_interval(values: list[float], level: float = 0.95) -> dict:
-    """{mean, sd, n, half_width, low, high} of the non-missing values; no interval when n < 2."""
-    from scipy.stats import t
-
-    values = [float(v) for v in values if v is not None and not math.isnan(v)]
-    n = len(values)
-    if n == 0:
-        return {"mean": None, "sd": None, "n": 0, "half_width": None, "low": None, "high": None}
-    mean = sum(values) / n
-    if n == 1:
-        return {"mean": mean, "sd": None, "n": 1, "half_width": None, "low": None, "high": None}
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
-    return {"mean": mean, "sd": sd, "n": n, "half_width": half, "low": mean - half, "high": mean + half}
-
-
 def build_summary(rows: list[dict], results: dict, protocols: list[str], columns: list[str], scale: float = 100.0):
     """Long DataFrame: protocol, embedding, method, column, n, mean, sd, ci95_half, ci95_low, ci95_high,
     found, total, seeds_given. ``rows``: [{"id", "method", "description"}] in display order;
@@ -55,6 +39,7 @@ def build_summary(rows: list[dict], results: dict, protocols: list[str], columns
     import pandas as pd
 
     from staticvec.report.tables import load_result, result_value
+    from staticvec.stats import t_interval
 
     records = []
     for protocol in protocols:
@@ -62,13 +47,13 @@ def build_summary(rows: list[dict], results: dict, protocols: list[str], columns
             runs = [load_result(r) for r in results.get((protocol, row["id"]), [])]
             for column in columns:
                 triples = [result_value(r, column) for r in runs]
-                stats = t_interval([None if v is None else v * scale for v, _, _ in triples])
+                stats = t_interval([None if v is None else v * scale for v, _, _ in triples])  # 95 %
                 found = [f for _, f, _ in triples if f is not None]
                 totals = [t for _, _, t in triples if t is not None]
                 records.append({
                     "protocol": protocol, "embedding": row["id"], "method": row.get("method"), "column": column,
-                    "n": stats["n"], "mean": stats["mean"], "sd": stats["sd"], "ci95_half": stats["half_width"],
-                    "ci95_low": stats["low"], "ci95_high": stats["high"],
+                    "n": stats.n, "mean": stats.mean, "sd": stats.sd, "ci95_half": stats.half_width,
+                    "ci95_low": stats.low, "ci95_high": stats.high,
                     # coverage depends on the vocabulary only; seeds of one method share it (min if not)
                     "found": min(found) if found else None, "total": max(totals) if totals else None,
                     "seeds_given": len(runs),
@@ -136,8 +121,8 @@ def _is_best(value, best) -> bool:
 
 
 def write_summary(frame, caption: str, csv_path, md_path, html_path=None, claims: dict | None = None) -> None:
-    """``claims``: {paper: {holds, fails, undecided, flagged}} (tables/claims.json's counts), one line
-    per paper above the table."""
+    """``claims``: {group: {holds, fails, undecided, not_tested, flagged}} (tables/claims.json's counts:
+    each paper, then the claims beyond the papers), one line per group above the table."""
     from staticvec.files import atomic_open
     from staticvec.report.claims import counts_lines, to_html_block
 

@@ -90,6 +90,15 @@ class PaperTable:
                 counts[n] = counts.get(n, 0) + 1
         return max(counts, key=lambda n: (counts[n], n)) if counts else 1
 
+    def half_unit(self, row: str, column: str) -> float:
+        """Half a unit of the last digit printed in the cell (``72.8``: 0.05, ``.5429``: 0.00005), in the
+        table's units: how far the true value may lie from the printed one by rounding alone."""
+        match = _VALUE.match(self.printed.get((row, column), ""))
+        if not match or "e" in match.group(1).lower():
+            return 0.0
+        number = match.group(1)
+        return 0.5 * 10.0 ** -(len(number.split(".")[1]) if "." in number else 0)
+
 
 def load_paper_table(path: str | os.PathLike) -> PaperTable:
     """Read a paper table file (``# key: value`` header, then CSV); errors name file and line."""
@@ -318,13 +327,11 @@ def result_value(result: dict, target: str) -> tuple[float | None, int | None, i
 
 
 def _mean_sd(values: list[float]) -> tuple[float | None, float | None]:
-    values = [v for v in values if v is not None and not math.isnan(v)]
-    if not values:
-        return None, None
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, None
-    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    """Mean and sample sd of the finite values (:func:`staticvec.stats.describe`)."""
+    from staticvec.stats import describe
+
+    d = describe(values)
+    return d.mean, d.sd
 
 
 # ------------------------------------------------------------------ comparison

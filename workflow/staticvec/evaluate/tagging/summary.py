@@ -11,22 +11,20 @@ has ``score: null`` and its ``status``.
 from __future__ import annotations
 
 import csv
-import math
 from collections import defaultdict
 
 from staticvec.errors import StaticvecError
+from staticvec.stats import describe
 
 NOT_RUN = "not run: data not supplied"
 RESULT_KEYS = {"chunk": "chunking", "pos": "pos", "ner": "ner"}  # task -> key of the tables sheet
 
 
 def mean_std(values: list[float]) -> tuple[float, float | None]:
-    """Mean and sample standard deviation (n − 1); std is None for a single value."""
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, None
-    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    """Mean and sample standard deviation (n − 1; :func:`staticvec.stats.describe`); std is None for
+    a single value."""
+    d = describe(values)
+    return d.mean, d.sd
 
 
 def summarize(results: list[dict]) -> list[dict]:
