@@ -132,13 +132,14 @@ def test_causal_teacher_rows_are_built_only_when_their_flag_is_on(tmp_path):
     off = Workflow(config, ROOT)
     causal = {"bert_sg_causal", "x2static_sent_causal", "x2static_para_causal", "causal_token", "causal_word",
               "causal_avg"}
-    assert causal == set(off.sheet.disabled) and not causal & set(off.sheet.ids())
+    roberta = {"x2static_sent_roberta", "x2static_para_roberta"}  # the other optional rows (their own flag)
+    assert causal | roberta == set(off.sheet.disabled) and not causal & set(off.sheet.ids())
     assert off.tables["wang_table1"]["rows"]["gpt2"] == "bert_sg_causal"  # named, yet not an error
     assert "bert_sg_causal" not in {rid for rid, _ in off.table_results("wang_table1")}
     on_config = copy.deepcopy(config)
     on_config["sheets"]["optional_rows"]["causal_teacher"] = True
     on = Workflow(on_config, ROOT)
-    assert causal <= set(on.sheet.ids()) and not on.sheet.disabled
+    assert causal <= set(on.sheet.ids()) and set(on.sheet.disabled) == roberta  # only this flag's rows built
     assert {on.spec(e).teacher for e in causal} == {"causal"}
     assert on.teacher_model("causal") == "smollm2"
     assert "bert_sg_causal" in {rid for rid, _ in on.table_results("wang_table1")}
