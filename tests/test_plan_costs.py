@@ -8,12 +8,12 @@ import pytest
 import yaml
 
 from staticvec.config import load_config
-from staticvec.dag.costs import GPU_RULES, CostModel, CorpusSizes, Wildcards
+from staticvec.dag.costs import GPU_CAPABLE_RULES, CostModel, CorpusSizes, Wildcards
 from staticvec.dag.dryrun import PlannedJob, job_rule_and_wildcards
 from staticvec.dag.rules import RuleFunctions
 from staticvec.dag.semglove import SemgloveRules
 from staticvec.dag.teacher import TeacherPlan
-from staticvec.dag.unit_costs import Law, UnitCosts, overlay_gpu_check
+from staticvec.dag.unit_costs import Law, UnitCosts, load_gpu_check, overlay_gpu_check
 from staticvec.dag.workflow import Workflow
 from staticvec.errors import InputFileError, StaticvecError
 
@@ -112,19 +112,24 @@ def test_cpu_runs_keep_their_threads_and_request_no_gpu(repo_root):
     assert model.job("train_glove", Wildcards(emb="glove", seed="1")).threads == 1  # deterministic
     assert model.job("teacher_features", Wildcards(teacher="minilm", fset="sentence", shard="00000")).threads == 1
     assert model.job("cooc_window_shard", Wildcards(frac="", window="5", shard="00000")).threads == 2
-    for rule in sorted(GPU_RULES):
+    for rule in sorted(GPU_CAPABLE_RULES):
         assert model.gpu_request(rule) == {}
 
 
-def test_a_gpu_run_routes_only_transformer_and_tagger_work_to_gpus(repo_root):
-    _, _, model = planning(repo_root, "config/paper.yaml", manifest=manifest(1_300_000_000, 970_000, 256))
+def test_a_gpu_run_routes_only_the_rules_of_plan_gpu_rules_to_gpus(repo_root):
+    config, _, model = planning(repo_root, "config/paper.yaml", manifest=manifest(1_300_000_000, 970_000, 256))
     assert model.gpu_run and model.recompute
     gpu = {rule for rule in ("train_glove", "train_gensim_baseline", "teacher_ase", "teacher_word_embedding",
                              "semglove_cooc_shard", "cooc_window_merge", "classification", "train_student",
                              "train_bert_sg", "tag", "tag_contextual", "train_model2vec", "semglove_words")
            if model.gpu_request(rule)}
-    assert gpu == {"teacher_ase", "semglove_cooc_shard", "train_student", "train_bert_sg", "tag", "tag_contextual"}
-    assert model.gpu_request("tag") == {"gpu": 1, "slurm_partition": "gpu"}
+    assert gpu == {"teacher_ase", "semglove_cooc_shard", "train_student", "train_bert_sg"}
+    assert gpu == set(config["plan"]["gpu_rules"]) & GPU_CAPABLE_RULES - {"teacher_features", "teacher_mlm_head"}
+    assert model.gpu_request("train_student") == {"gpu": 1, "slurm_partition": "gpu"} and model.gpu_request("tag") == {}
+    _, _, default_routing = planning(repo_root, "config/paper.yaml", plan__gpu_rules=None)
+    assert default_routing.gpu_request("tag") and not default_routing.gpu_request("train_glove")
+    with pytest.raises(StaticvecError, match="plan.gpu_rules: classification has no GPU path"):
+        planning(repo_root, "config/paper.yaml", plan__gpu_rules=["classification", "tag"])
     glove = model.job("train_glove", Wildcards(emb="glove", seed="1"))
     assert glove.device == "cpu" and glove.threads == 8  # Hogwild threads on a CPU node
     # a GPU job's cores keep its host side (tokenization, alignment) up with the GPU, within the cap
@@ -132,6 +137,70 @@ def test_a_gpu_run_routes_only_transformer_and_tagger_work_to_gpus(repo_root):
     host_words = model.unit.value("teacher_host_pieces_per_s") / model.unit.value("pieces_per_token")
     need = model.unit.value("gpu_teacher_words_per_s", "bert-base", "students") / host_words
     assert student.threads == max(4, min(16, math.ceil(need)))
+
+
+# one job of each rule with a CUDA path that paper.yaml runs (the full corpus where the rule has fractions)
+PAPER_GPU_CAPABLE_JOBS = {
+    "train_student": [Wildcards(emb="x2static_sent", seed="1"), Wildcards(emb="x2static_para", seed="1"),
+                      Wildcards(emb="c2v", seed="1")],
+    "train_bert_sg": [Wildcards(emb="bert_sg", seed="1")],
+    "semglove_cooc_shard": [Wildcards(part="00000-00003")],
+    "teacher_ase": [Wildcards(teacher="bert-base", k="256", n="256")],
+    "train_glove": [Wildcards(emb="glove", seed="1")],
+    "tag": [Wildcards(emb="glove", task="chunk", seed="1")],
+}
+
+
+def test_paper_routing_follows_the_measured_figures(repo_root):
+    """paper.yaml's plan.gpu_rules holds exactly the rules whose jobs cost less on a GPU than on CPU nodes at its
+    price of a GPU-hour (GPU-hours x price + the GPU job's core-hours against the CPU job's core-hours), both
+    sides from config/unit_costs.yaml: a figure that moves a rule across fails here until the config follows."""
+    config, _, model = planning(repo_root, "config/paper.yaml", manifest=manifest(1_300_000_000, 970_000, 256))
+    price = config["plan"]["gpu_hour_core_hours"]
+    for rule, jobs in PAPER_GPU_CAPABLE_JOBS.items():
+        for wc in jobs:
+            gpu, cpu = model.job_on("gpu", rule, wc), model.job_on("cpu", rule, wc)
+            assert gpu.device == "gpu" and cpu.device == "cpu" and gpu.gpu_hours > 0 and cpu.gpu_hours == 0
+            cheaper = "gpu" if gpu.gpu_hours * price + gpu.core_hours < cpu.core_hours else "cpu"
+            assert model.job(rule, wc).device == cheaper, (rule, dict(wc), gpu.gpu_hours, gpu.core_hours, cpu.core_hours)
+    # GloVe by hand: entries x iterations at the CUDA engine's measured rate against 8 EPYC threads
+    params = model.W.params("glove")
+    entries = model.sizes.window_entries(model.sizes.tokens) * int(params["iterations"])
+    gpu = model.job_on("gpu", "train_glove", Wildcards(emb="glove", seed="1"))
+    assert gpu.work_s == pytest.approx(entries / model.unit.value("gpu_glove_entries_per_s"))
+    cpu = model.job_on("cpu", "train_glove", Wildcards(emb="glove", seed="1"))
+    assert cpu.work_s == pytest.approx(entries / (model.unit.value("glove_entries_per_s") * 8))
+
+
+def test_a_student_on_a_gpu_trains_where_the_measured_rates_are_faster(repo_root):
+    """BERT+Skip-gram and Context-to-Vec train on the GPU job's cores with the fast engine (their autograd steps on
+    the H200 run below one CPU thread), the teacher on the GPU; X2Static trains on the GPU. The job passes
+    --device cpu --teacher-device to such a trainer, and the model costs it at the fast engine's rate."""
+    config, _, model = planning(repo_root, "config/paper.yaml", manifest=manifest(1_300_000_000, 970_000, 256))
+    rf = RuleFunctions(config, model.W, model.TP, model.SG)
+    rf.costs = model
+    for emb, on_host in (("bert_sg", True), ("c2v", True), ("x2static_sent", False)):
+        method = model.W.spec(emb).method
+        job = model.job("train_bert_sg" if method == "bert_sg" else "train_student", Wildcards(emb=emb, seed="1"))
+        assert job.device == "gpu" and model.student_trains_on_host(method, job.threads) == on_host, emb
+        flags = rf.student_device_flags(Wildcards(emb=emb, seed="1"))
+        assert flags == (["--device", "cpu", "--teacher-device", "auto"] if on_host else ["--device", "auto"]), emb
+    job = model.job("train_bert_sg", Wildcards(emb="bert_sg", seed="1"))
+    tokens = model.sizes.tokens
+    host = model.unit.value("student_examples_per_s", "bert_sg") * (1 + 0.3 * (job.threads - 1))
+    teacher = tokens / model.unit.value("gpu_teacher_words_per_s", "bert-base", "students")
+    epochs = int(model.W.params("bert_sg").get("epochs", 1))
+    assert job.work_s == pytest.approx(epochs * (tokens / host + teacher))
+    # a GPU engine measured faster than the cores moves the training back to the GPU
+    faster = UnitCosts(yaml.safe_load((repo_root / "config/unit_costs.yaml").read_text()))
+    faster.data["costs"]["gpu_student_examples_per_s"]["value"]["bert_sg"] = 2 * host
+    model.unit = faster
+    assert not model.student_trains_on_host("bert_sg", job.threads)
+    assert rf.student_device_flags(Wildcards(emb="bert_sg", seed="1")) == ["--device", "auto"]
+    # a CPU run keeps the run's device flags (the default config's commands unchanged)
+    cpu_config, _, cpu_model = planning(repo_root)
+    cpu_rf = RuleFunctions(cpu_config, cpu_model.W, cpu_model.TP, cpu_model.SG)
+    assert cpu_rf.student_device_flags(Wildcards(emb="bert_sg", seed="1")) == ["--device", "auto"]
 
 
 def test_semglove_builder_jobs_take_enough_shards_for_a_gpu_allocation(repo_root):
@@ -158,7 +227,7 @@ def test_the_unit_cost_file_names_the_provenance_of_every_figure(repo_root, tmp_
         assert entry["status"] in ("measured", "derived", "estimate")
         if entry["status"] == "measured":
             assert entry["machine"] in data["machines"] and entry["date"] and entry["source"], name
-    assert "gpu_teacher_words_per_s" in unit.estimates()
+    assert not [name for name in unit.estimates() if name.startswith("gpu_")]  # measured on one H200
     assert unit.value("glove_entries_per_s") == 1.29e6  # YAML's "1.29e6" (a string in YAML 1.1) read as a number
     broken = yaml.safe_load((repo_root / "config/unit_costs.yaml").read_text())
     del broken["costs"]["glove_entries_per_s"]["date"]
@@ -172,8 +241,30 @@ def gpu_check_json(sections, started="2026-11-27 05:29:08 UTC"):
             "sections": [{"name": name, "status": status, "figures": figures} for name, status, figures in sections]}
 
 
-def test_gpu_check_figures_replace_the_estimates(repo_root):
+def test_the_committed_gpu_figures_are_the_gpu_checks(repo_root):
+    """Overlaying the committed GPU check's JSONs onto config/unit_costs.yaml changes no measured value beyond its
+    rounding: the file holds what the H200 measured."""
     unit = UnitCosts.load(repo_root / "config/unit_costs.yaml")
+    results = repo_root / "benchmarks/results"
+    runs = [load_gpu_check(results / "gpu_check-h200-2026-11-27.json"),
+            load_gpu_check(results / "gpu_check-h200-2026-11-27.tagger.json")]
+    new, replaced = overlay_gpu_check(unit, runs, "gpu_check-h200-2026-11-27")
+    assert len(replaced) == 15
+    for name in replaced:
+        figure, *keys = name.split(".", 1)
+        keys = tuple(keys[0].split(".")) if keys else ()
+        measured, committed = new.value(figure, *keys), unit.value(figure, *keys)
+        # peak memory: GiB measured, GB committed
+        factor = 2**30 / 1e9 if figure == "gpu_peak_memory_gb" else 1.0
+        assert committed == pytest.approx(measured * factor, rel=0.01, abs=0.05), name
+
+
+def test_gpu_check_figures_replace_the_estimates(repo_root):
+    data = yaml.safe_load((repo_root / "config/unit_costs.yaml").read_text())
+    for entry in data["costs"].values():  # the GPU figures as they were before a GPU had run
+        if entry.get("gpu_check"):
+            entry.update(status="estimate", derivation="assumed")
+    unit = UnitCosts(data)
     first = gpu_check_json([
         ("teacher_base", "ok", [{"name": "bare forward (SDPA)", "value": 1.06e6, "unit": "pieces/s", "words_per_s": 880373},
                                 {"name": "sentence pass (sentence context, layers [-1])", "value": 84357.3, "unit": "words/s"}]),

@@ -33,3 +33,21 @@ def test_profile_routes_no_rule_by_name_to_the_gpu_partition(repo_root):
     assert profile["default-resources"]["slurm_partition"] == "cpu"
     routed = {rule: res for rule, res in (profile.get("set-resources") or {}).items() if "slurm_partition" in res}
     assert not routed, f"rules routed by name whatever they request: {routed}"
+
+
+def test_paper_rules_request_a_gpu_exactly_where_the_measurements_route_them(repo_root):
+    """What Snakemake gets from each rule with a CUDA path (RuleFunctions.resources): gpu=1 and the GPU partition
+    for the rules of paper.yaml's plan.gpu_rules (the teacher's passes, the students), none for GloVe and the
+    taggers, which the H200's figures make cheaper on CPU nodes (tests/test_plan_costs.py checks the list
+    against those figures)."""
+    from staticvec.dag.costs import GPU_CAPABLE_RULES
+    from staticvec.dag.rules import RuleFunctions
+    from staticvec.dag.semglove import SemgloveRules
+    from staticvec.dag.teacher import TeacherPlan
+
+    paper = load_config([repo_root / "config/config.yaml", repo_root / "config/paper.yaml"])
+    rf = RuleFunctions(paper, Workflow(paper, repo_root), TeacherPlan(paper), SemgloveRules(paper))
+    routed = {rule for rule in GPU_CAPABLE_RULES if rf.resources(rule).get("gpu") == 1}
+    assert routed == set(paper["plan"]["gpu_rules"])
+    assert {"train_glove", "tag", "tag_contextual"}.isdisjoint(routed)
+    assert all(rf.resources(rule)["slurm_partition"] == "gpu" for rule in routed)

@@ -166,3 +166,30 @@ def test_the_python_api_trains_what_the_command_line_writes(setup, tmp_path):
     assert json.loads((tmp_path / "api.txt.json").read_text())["output"]["embeddings"] == str(tmp_path / "api.txt")
     with pytest.raises(StaticvecError, match="not a distillation student"):
         train_student("glove", features=setup["sentence"], vocab=setup["vocab"])
+
+
+def test_the_teacher_runs_on_its_own_device_and_the_fast_engine_trains(setup, tmp_path, monkeypatch):
+    """--teacher-device (a GPU job: the teacher on the GPU, the fast engine on the job's cores): the teacher is
+    loaded on that device, the student trains on --device with the fast engine, and the vectors are those of the
+    run with both on one device. Here the 'GPU' is the CPU under another name (load_teacher is wrapped)."""
+    import staticvec.teacher.load as teacher_load
+
+    original, devices = teacher_load.load_teacher, []
+
+    def load_teacher(spec, device="auto", **kwargs):
+        devices.append(device)
+        return original(spec, device="cpu", **kwargs)
+
+    monkeypatch.setattr(teacher_load, "load_teacher", load_teacher)
+    common = ["--shards", *setup["shards"], "--teacher", setup["teacher"], "--part-sentences", 8,
+              "--vocab", setup["vocab"], "--params", json.dumps({"min_count": 1, "negatives": 2})]
+    assert run("bert-sg", *common, "--out", tmp_path / "one.bin") == 0
+    assert run("bert-sg", *common, "--teacher-device", "cuda", "--out", tmp_path / "split.bin") == 0
+    assert devices == ["cpu", "cuda"]
+    record = json.loads((tmp_path / "split.bin.json").read_text())
+    assert record["device"] == "cpu" and record["train"]["engine"] == "fast"
+    np.testing.assert_array_equal(Embeddings.load(tmp_path / "one.bin").vectors,
+                                  Embeddings.load(tmp_path / "split.bin").vectors)
+    # stored features run no teacher: the flag is an error, not ignored
+    assert run("bert-sg", "--features", *setup["sentence"], "--vocab", setup["vocab"], "--teacher-device", "cuda",
+               "--params", json.dumps({"min_count": 1}), "--out", tmp_path / "x.bin") == 2

@@ -261,3 +261,34 @@ def test_cuda_run_equals_cpu_run(method, options):
         assert (value - initial["cpu"][name]).abs().max() > 1e-4, name  # and training moved it
         torch.testing.assert_close(tables["device"][name], value, rtol=1e-4, atol=1e-5, msg=name)
     np.testing.assert_allclose(curves["device"], curves["cpu"], rtol=1e-5)
+
+
+@cuda_test
+@pytest.mark.parametrize("method", ["bert_sg", "c2v"])
+def test_teacher_on_the_device_and_the_fast_engine_on_the_cores(method, tmp_path):
+    """paper.yaml's split for BERT+Skip-gram and Context-to-Vec (their autograd steps on a GPU run below one
+    fast-engine thread): the teacher runs on the device (fp32 here), the student trains on the CPU with the
+    fast engine; the vectors equal the all-CPU run's to fp32 rounding of the teacher's features."""
+    from cuda_fixtures import exact_float32
+    from teacher_fixtures import small_shard, small_vocab, tiny_bert, wordpiece_tokenizer
+
+    from staticvec.train.api import train_student
+
+    teacher = tmp_path / "tiny"
+    tiny_bert(seed=2).model.save_pretrained(teacher)
+    wordpiece_tokenizer().save_pretrained(teacher)
+    shards = [small_shard(tmp_path / "00000.tsv.gz")]
+    vocab = tmp_path / "vocab.tsv"
+    small_vocab().save(vocab)
+    runs = {}
+    with exact_float32():
+        for side, teacher_device in (("cpu", "cpu"), ("device", DEVICE)):
+            runs[side] = train_student(method, vocab=vocab, shards=shards, teacher=str(teacher), dtype="float32",
+                                       part_sentences=8, params={"min_count": 1, "negatives": 2}, device="cpu",
+                                       teacher_device=teacher_device, threads=1, progress=False)
+    for side in runs:
+        assert runs[side].record["device"] == "cpu" and runs[side].record["train"]["engine"] == "fast"
+    assert runs["device"].record["source"]["teacher"]["device"].startswith(DEVICE.split(":")[0])
+    trained = runs["cpu"].embeddings.vectors
+    assert np.abs(trained).max() > 0
+    np.testing.assert_allclose(runs["device"].embeddings.vectors, trained, rtol=1e-4, atol=1e-5)

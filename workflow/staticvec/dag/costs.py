@@ -19,11 +19,14 @@ Requests: runtime = modelled time × (1 + ``plan.runtime_margin``, or ``plan.gpu
 GPU) + ``plan.startup_minutes``; memory = modelled peak × (1 + ``plan.memory_margin``). A retried job
 (``attempt`` 2, ...) asks for ``attempt`` times as much.
 
-Routing: on a GPU run (``device: cuda`` or ``teacher.gpu``) a job asks for a GPU only where a transformer
-runs over the corpus or a tagger trains (:data:`GPU_RULES`: teacher passes, the students, the SemGloVe
-builders and ASE when they run the teacher themselves, the taggers); everything else (GloVe's per-entry
-engine, gensim, ASE from stored sums, merges, word-alone baselines, classification, evaluation) runs on
-CPU nodes. GPU jobs get the cores their host side needs (tokenization and alignment at the GPU's rate).
+Routing: on a GPU run (``device: cuda`` or ``teacher.gpu``) a job asks for a GPU only where its rule is in
+config ``plan.gpu_rules`` (of :data:`GPU_CAPABLE_RULES`; the SemGloVe builders and ASE only when they run the
+teacher themselves); everything else (gensim, ASE from stored sums, merges, word-alone baselines,
+classification, evaluation) runs on CPU nodes. :meth:`CostModel.job_on` costs a job on either device, so the
+plan shows what each routing costs and at which price of a GPU-hour (``plan.gpu_hour_core_hours``) the other
+would be cheaper. A student on a GPU trains on the job's cores with the fast engine where the measured rates
+say that is faster than the GPU's autograd engine (:meth:`CostModel.student_trains_on_host`); the teacher
+stays on the GPU. GPU jobs get the cores their host side needs (tokenization and alignment at the GPU's rate).
 """
 
 from __future__ import annotations
@@ -41,9 +44,11 @@ from staticvec.errors import StaticvecError
 MB = 2**20
 GB = 1e9
 
-# rules that ask for a GPU on a GPU run (only where they run a torch model over the corpus themselves)
-GPU_RULES = frozenset({"teacher_features", "teacher_mlm_head", "train_student", "train_bert_sg", "tag", "tag_contextual"})
-RECOMPUTE_GPU_RULES = frozenset({"semglove_cooc_shard", "teacher_ase"})  # GPU rules in teacher.cache: recompute
+# rules with a CUDA path, which the model costs on either device (`staticvec plan costs` compares the two);
+# on a GPU run, those of config plan.gpu_rules ask for a GPU (paper.yaml: from the measured figures)
+GPU_CAPABLE_RULES = frozenset({"teacher_features", "teacher_mlm_head", "teacher_ase", "semglove_cooc_shard", "train_student",
+                               "train_bert_sg", "tag", "tag_contextual", "train_glove"})
+RECOMPUTE_GPU_RULES = frozenset({"semglove_cooc_shard", "teacher_ase"})  # run the teacher only in teacher.cache: recompute
 
 # rules whose memory follows the size of their input files once those exist (MB -> peak MB); before, the model's
 INPUT_SIZED_MEMORY = {"figure": lambda mb: 2000 + 3 * mb}  # t-SNE figures load whole vector files, one at a time
@@ -189,6 +194,13 @@ class CostModel:
         self._sizes = None
         self.gpu_run = bool(workflow.use_gpu)
         self.recompute = teacher_plan.recompute
+        gpu_rules = plan.get("gpu_rules")
+        self.gpu_rules = GPU_CAPABLE_RULES - {"train_glove"} if gpu_rules is None else frozenset(gpu_rules)
+        unknown = sorted(self.gpu_rules - GPU_CAPABLE_RULES)
+        if unknown:
+            raise StaticvecError(f"config plan.gpu_rules: {', '.join(unknown)} has no GPU path (rules with one: "
+                                 f"{', '.join(sorted(GPU_CAPABLE_RULES))})")
+        self._forced_device: dict[str, str] = {}
         self._reference = None
         self._reference_meta = None
         self._work_ratio = {}
@@ -216,11 +228,33 @@ class CostModel:
 
     # ------------------------------------------------------------ routing and threads
     def device(self, rule: str) -> str:
-        if not self.gpu_run:
+        if rule in self._forced_device:
+            return self._forced_device[rule]
+        if not self.gpu_run or (rule in RECOMPUTE_GPU_RULES and not self.recompute):
             return "cpu"
-        if rule in GPU_RULES or (self.recompute and rule in RECOMPUTE_GPU_RULES):
-            return "gpu"
-        return "cpu"
+        return "gpu" if rule in self.gpu_rules else "cpu"
+
+    def job_on(self, device: str, rule: str, wildcards) -> JobCost:
+        """The job costed as if its rule ran on ``device`` (``gpu`` or ``cpu``), whatever the routing."""
+        self._forced_device[rule] = device
+        try:
+            return self.job(rule, wildcards)
+        finally:
+            del self._forced_device[rule]
+
+    def student_trains_on_host(self, method: str, threads: int) -> bool:
+        """On a GPU job: whether the fast CPU engine on the job's ``threads`` cores trains ``method`` faster than
+        the GPU's autograd engine (measured: BERT+Skip-gram 24,272 and Context-to-Vec 20,898 centres/s on the
+        H200, under the fast engine's one thread; X2Static 189,066 targets/s, 2.5x it)."""
+        return self.host_student_rate(method, threads) > float(self.unit.value("gpu_student_examples_per_s", method))
+
+    def host_student_rate(self, method: str, threads: int) -> float:
+        """The fast CPU engine's examples per s on ``threads`` cores (0.3 of a thread gained per added thread)."""
+        return float(self.unit.value("student_examples_per_s", method)) * (1 + 0.3 * (threads - 1))
+
+    def gpu_flags(self, *names: str) -> tuple[str, ...]:
+        """``gpu estimate`` where a GPU figure a job rests on is still an estimate."""
+        return ("gpu estimate",) if any(self.unit.status(n) == "estimate" for n in names) else ()
 
     def gpu_request(self, rule: str) -> dict:
         """The GPU and partition of a job routed to a GPU (W.gpu_resources), nothing otherwise."""
@@ -526,7 +560,7 @@ class CostModel:
             float(self.unit.value("store_bytes_per_entry")) / GB
         peak = self.SG.shard_memory_mb() / 1.3
         basis = "builders per token" + (f" + the teacher's {self.semglove_pass()} pass on {device}" if self.recompute else "")
-        flags = ("gpu estimate",) if device == "gpu" else ()
+        flags = self.gpu_flags("gpu_teacher_words_per_s") if device == "gpu" and self.recompute else ()
         return JobCost(rule, device, threads, self._semglove_shard_work(shards), peak, disk, temp=not self.SG.keep_shard_stores,
                        basis=basis, flags=flags)
 
@@ -620,7 +654,8 @@ class CostModel:
         if fs.get("ase"):
             peak += 3 * self.sizes.shard_words() * (layers + 1) * width * 4 / MB
         return JobCost(rule, device, threads, work, peak, self.feature_disk_gb(teacher, fset, tokens),
-                       basis=f"{kind} pass on {device}", flags=("gpu estimate",) if device == "gpu" else ())
+                       basis=f"{kind} pass on {device}",
+                       flags=self.gpu_flags("gpu_teacher_words_per_s") if device == "gpu" else ())
 
     def _teacher_mlm_head(self, rule, wc) -> JobCost:
         scale = self.teacher_flops(wc["teacher"]) / self.MINILM_FLOPS
@@ -643,7 +678,7 @@ class CostModel:
             # running sums of every word met, all layers, on the host; one layer's table while written
             peak = 2000 + vocab * (layers + 1) * width * 4 / MB + table_mb
             return JobCost(rule, device, threads, work, peak, out_gb, basis=f"ASE pass over {k} shards on {device} (recompute)",
-                           flags=("gpu estimate",) if device == "gpu" else ())
+                           flags=self.gpu_flags("gpu_teacher_words_per_s") if device == "gpu" else ())
         sums_bytes = k * s.shard_words() * (layers + 1) * width * 4
         work = sums_bytes / MB / float(self.unit.value("ase_sums_read_mb_per_s"))
         return JobCost(rule, "cpu", 2, work, 2000 + table_mb, out_gb, basis="stored sums read once per layer",
@@ -682,8 +717,13 @@ class CostModel:
         threads = 1 if params.get("deterministic") else int(params["threads"])
         entries = self._glove_entries(emb)
         dim = int(params["dim"])
-        rate = float(self.unit.value("glove_entries_per_s")) * 300 / dim * threads * \
-            min(1.0, float(self.unit.value("glove_thread_efficiency")))
+        device = self.device(rule)
+        if device == "gpu":  # the CUDA engine's mini-batches (staticvec.train.glove), the host feeding them
+            threads = self.gpu_threads()
+            rate = float(self.unit.value("gpu_glove_entries_per_s")) * 300 / dim
+        else:
+            rate = float(self.unit.value("glove_entries_per_s")) * 300 / dim * threads * \
+                min(1.0, float(self.unit.value("glove_thread_efficiency")))
         work = entries * int(params["iterations"]) / rate
         vocab = self.emb_vocabulary(emb)
         params_mb = 2 * vocab * (dim + 1) * 16 / MB  # float64 draw + float32 parameters + AdaGrad accumulators
@@ -692,8 +732,10 @@ class CostModel:
         peak = 300 + params_mb + shuffle_mb
         # kept: the vectors; while it runs: the shuffled copy of its store and its checkpoint (both deleted at the end)
         scratch = entries * float(self.unit.value("store_bytes_per_entry")) / GB + 2 * vocab * (dim + 1) * 8 / GB
-        return JobCost(rule, "cpu", threads, work, peak, self.vectors_gb(vocab, dim), scratch_gb=scratch,
-                       basis="entries x iterations / glove_entries_per_s per thread")
+        return JobCost(rule, device, threads, work, peak, self.vectors_gb(vocab, dim), scratch_gb=scratch,
+                       basis="entries x iterations / " + ("gpu_glove_entries_per_s" if device == "gpu" else
+                                                          "glove_entries_per_s per thread"),
+                       flags=self.gpu_flags("gpu_glove_entries_per_s") if device == "gpu" else ())
 
     def _same_run(self, rule, wc) -> JobCost:
         vocab, dim = self.emb_vocabulary(wc["emb"]), self.emb_dim(wc["emb"])
@@ -727,9 +769,14 @@ class CostModel:
         else:
             examples = tokens * epochs
         path = "paragraph" if params.get("context") == "paragraph" else "students"
+        where = device
         if device == "gpu":
             threads = self.gpu_threads(teacher, path) if self.recompute else self.gpu_threads()
-            work = examples / float(self.unit.value("gpu_student_examples_per_s", spec.method))
+            if self.recompute and self.student_trains_on_host(spec.method, threads):
+                where = "the job's cores (fast engine), the teacher on the GPU"
+                work = examples / self.host_student_rate(spec.method, threads)
+            else:
+                work = examples / float(self.unit.value("gpu_student_examples_per_s", spec.method))
         else:
             threads = 1 if params.get("deterministic") else int(params["threads"])
             work = examples / (float(self.unit.value("student_examples_per_s", spec.method)) * (1 + 0.3 * (threads - 1)))
@@ -739,10 +786,10 @@ class CostModel:
         vocab = self.emb_vocabulary(emb)
         # tables and their optimiser state (lazy Adam: two moments), one block of features
         peak = 1500 + 4 * vocab * width * 4 / MB + 4096 * 40 * width * 4 / MB
-        basis = "examples / ex/s" + (" + the teacher's pass (recompute)" if self.recompute else "")
+        basis = f"examples / ex/s on {where}" + (" + the teacher's pass (recompute)" if self.recompute else "")
         kept = self.vectors_gb(vocab, width) * (2 if rule == "train_bert_sg" else 1)  # BERT+SG keeps its model too
-        return JobCost(rule, device, threads, work, peak, kept, scratch_gb=3 * self.vectors_gb(vocab, width),
-                       basis=basis, flags=("gpu estimate",) if device == "gpu" else ())
+        return JobCost(rule, device, threads, work, peak, kept, scratch_gb=3 * self.vectors_gb(vocab, width), basis=basis,
+                       flags=self.gpu_flags("gpu_student_examples_per_s", "gpu_teacher_words_per_s") if device == "gpu" else ())
 
     _train_student = _student
     _train_bert_sg = _student
@@ -834,7 +881,7 @@ class CostModel:
             if rule == "tag_contextual":
                 work *= 1.5
             return JobCost(rule, "gpu", self.gpu_threads(), work, 6000, 0.0, basis="sentences x epochs / GPU rate (+dev)",
-                           flags=("gpu estimate",))
+                           flags=self.gpu_flags("gpu_tagger_sentences_per_s"))
         ref = self._reference_job(rule, scale=self._config_work_ratio("tagging"), threads=int(self.config["tagging"].get("threads", 1)))
         return replace(ref, basis="reference job x (epochs x data x batch) ratio")
 

@@ -284,8 +284,20 @@ class RuleFunctions:
     def student_args(self, wildcards) -> str:
         """A distillation job's flags: checkpoint interval (seconds), device, development curve."""
         params = self.W.params(wildcards.emb)
-        return shlex.join(["--checkpoint-every", str(params["checkpoint_every"]), *device_flags(self.config)]) + \
+        return shlex.join(["--checkpoint-every", str(params["checkpoint_every"]), *self.student_device_flags(wildcards)]) + \
             " " + self.W.dev_curve_args(wildcards.emb)
+
+    def student_device_flags(self, wildcards) -> list[str]:
+        """``--device``: the run's; on a GPU job that runs the teacher itself, ``--device cpu --teacher-device``
+        (the run's) where the fast CPU engine on the job's cores trains faster than the GPU's autograd engine
+        (the measured rates: CostModel.student_trains_on_host)."""
+        from staticvec.methods import REGISTRY
+
+        method = self.W.spec(wildcards.emb).method
+        job = self.costs.job(REGISTRY[method].rule, wildcards)
+        if job.device == "gpu" and self.TP.recompute and self.costs.student_trains_on_host(method, job.threads):
+            return ["--device", "cpu", "--teacher-device", device_flags(self.config)[1]]
+        return device_flags(self.config)
 
     # ------------------------------------------------------------ evaluation
     def protocol_options(self, wildcards) -> str:

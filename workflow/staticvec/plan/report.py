@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from staticvec.dag.costs import CostModel, JobCost, Wildcards
+from staticvec.dag.costs import GPU_CAPABLE_RULES, CostModel, JobCost, Wildcards
 from staticvec.dag.dryrun import dry_run, job_rule_and_wildcards, planned_jobs
 from staticvec.dag.unit_costs import UnitCosts, load_gpu_check, overlay_gpu_check
 
@@ -106,6 +106,30 @@ class Plan:
             "requested_gpu_hours": sum(j.runtime_min / 60 for j in gpu_jobs),
         }
 
+    def routing(self) -> list[dict]:
+        """Each rule with a CUDA path costed both ways over its jobs: GPU-hours and the GPU jobs' core-hours
+        on GPUs, core-hours on CPU nodes; the price of a GPU-hour (in core-hours) below which the GPU is the
+        cheaper, and which is cheaper at ``plan.gpu_hour_core_hours``."""
+        price = self.model.plan.get("gpu_hour_core_hours")
+        out: dict[str, dict] = {}
+        for job in self.jobs:
+            if job.rule not in GPU_CAPABLE_RULES:
+                continue
+            wc = Wildcards(job.wildcards)
+            gpu, cpu = self.model.job_on("gpu", job.rule, wc), self.model.job_on("cpu", job.rule, wc)
+            r = out.setdefault(job.rule, {"rule": job.rule, "jobs": 0, "routed": job.cost.device, "gpu_hours": 0.0,
+                                          "gpu_core_hours": 0.0, "cpu_core_hours": 0.0, "cpu_longest_h": 0.0})
+            r["jobs"] += 1
+            r["gpu_hours"] += gpu.gpu_hours
+            r["gpu_core_hours"] += gpu.core_hours
+            r["cpu_core_hours"] += cpu.core_hours
+            r["cpu_longest_h"] = max(r["cpu_longest_h"], cpu.work_s / 3600)
+        for r in out.values():
+            r["break_even"] = (r["cpu_core_hours"] - r["gpu_core_hours"]) / r["gpu_hours"] if r["gpu_hours"] else None
+            r["cheaper"] = None if price is None else \
+                ("gpu" if r["gpu_hours"] * float(price) + r["gpu_core_hours"] < r["cpu_core_hours"] else "cpu")
+        return sorted(out.values(), key=lambda r: -r["gpu_hours"])
+
     def sizes(self) -> dict:
         s = self.model.sizes
         return {"tokens": s.tokens, "source": s.source, "shards": s.shards, "shard_tokens": s.shard_tokens,
@@ -115,6 +139,7 @@ class Plan:
 
     def to_json(self) -> dict:
         return {"sizes": self.sizes(), "totals": self.totals(), "gpu_figures_from_gpu_check": self.replaced,
+                "routing": self.routing() if self.model.gpu_run else [],
                 "estimates": self.model.unit.estimates(),
                 "rules": [{**{k: v for k, v in vars(r).items() if k != "flags"}, "flags": sorted(r.flags)} for r in self.rules()]}
 
@@ -154,12 +179,29 @@ class Plan:
             short, more = t["short_gpu_jobs"][:8], len(t["short_gpu_jobs"]) - 8
             lines.append(f"{len(t['short_gpu_jobs'])} GPU job(s) under {self.model.plan.get('gpu_allocation_minutes', 30)} "
                          f"min of modelled work: " + "; ".join(short) + (f"; and {more} more" if more > 0 else "") + ".")
+        if self.model.gpu_run:
+            lines += self.routing_markdown()
         if self.replaced:
             lines.append("GPU figures measured (--gpu-check): " + ", ".join(self.replaced) + ".")
         estimates = self.model.unit.estimates()
         if estimates:
             lines.append("Resting on estimates (config/unit_costs.yaml, status estimate): " + ", ".join(estimates) + ".")
         return "\n".join(lines)
+
+
+    def routing_markdown(self) -> list[str]:
+        price = self.model.plan.get("gpu_hour_core_hours")
+        lines = ["", "GPU or CPU nodes: each rule with a CUDA path costed both ways (`plan.gpu_rules` routes; "
+                 f"a GPU-hour priced at {price if price is not None else '(plan.gpu_hour_core_hours not set)'} "
+                 "core-hours):", "",
+                 "| rule | jobs | routed to | on GPUs: GPU-h | their cores' core-h | on CPU nodes: core-h | "
+                 "longest CPU job | GPU cheaper below (core-h per GPU-h) | cheaper at the price |",
+                 "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for r in self.routing():
+            even = "never" if r["break_even"] is None or r["break_even"] <= 0 else f"{r['break_even']:,.0f}"
+            lines.append(f"| {r['rule']} | {r['jobs']} | {r['routed']} | {r['gpu_hours']:,.1f} | {r['gpu_core_hours']:,.0f} | "
+                         f"{r['cpu_core_hours']:,.0f} | {r['cpu_longest_h']:,.1f} h | {even} | {r['cheaper'] or '-'} |")
+        return lines
 
 
 def _hours(minutes: float) -> str:

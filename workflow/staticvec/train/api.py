@@ -86,14 +86,18 @@ def train_student(method: str, *, vocab: PathLike, features: Sequence[PathLike] 
                   feature_vocab: PathLike | None = None, shards: Sequence[PathLike] = (), teacher: str | None = None,
                   online: bool = False, batch_tokens: int = 8192, part_sentences: int = 4096, dtype: str = "auto",
                   max_length: int | None = None, all_sentences: bool = False, device: str = "auto",
-                  threads: int | None = None, checkpoint: PathLike | None = None, checkpoint_every: float = 600.0,
+                  teacher_device: str | None = None, threads: int | None = None, checkpoint: PathLike | None = None,
+                  checkpoint_every: float = 600.0,
                   dev_set: PathLike | None = None, dev_points: int = 0, dev_oov: str = "mean",
                   progress: bool = True) -> StudentRun:
     """Train student ``method`` and return its :class:`StudentRun` (see the module's documentation).
 
     ``shards`` with ``teacher`` (instead of ``features``): the teacher runs now, in ``dtype`` with inputs of at most
     ``max_length`` pieces; ``all_sentences``: every sentence of the shards' paragraphs trains, not only the
-    corpus's kept ones (X2Static §4.1 names only the paragraph filter).
+    corpus's kept ones (X2Static §4.1 names only the paragraph filter). ``teacher_device``: where that teacher
+    runs (default: ``device``), so that a GPU job runs the teacher on its GPU and trains on its cores with the
+    fast engine (``device: cpu``) where that trains faster than the GPU's autograd engine (BERT+Skip-gram and
+    Context-to-Vec, config/unit_costs.yaml).
     ``threads``: the trainer's CPU threads (torch and the fast engine's kernels; default 1 with stored
     features, all allotted cores when the teacher runs here). ``checkpoint``: resumed from when it
     exists, written every ``checkpoint_every`` seconds. ``dev_set``/``dev_points``: a word-similarity
@@ -108,6 +112,8 @@ def train_student(method: str, *, vocab: PathLike, features: Sequence[PathLike] 
     from staticvec.train.loop import train
 
     entry, module, model_cls = student_class(method)
+    if teacher_device and not shards:
+        raise StaticvecError("teacher_device (--teacher-device) needs the teacher run here (--shards with --teacher)")
     params = _params(model_cls.params_class, params)
     threads = threads or (default_threads() if shards else 1)
     torch.set_num_threads(threads)
@@ -117,8 +123,8 @@ def train_student(method: str, *, vocab: PathLike, features: Sequence[PathLike] 
     if not len(vocab_words):
         raise StaticvecError(f"{vocab}: no word with count >= {params.min_count}")
     source = _feature_source(entry.command, model_cls, params, vocab, vocab_words, features, feature_vocab, shards,
-                             teacher, online, batch_tokens, part_sentences, requested_device, dtype, max_length,
-                             all_sentences)
+                             teacher, online, batch_tokens, part_sentences, teacher_device or requested_device, dtype,
+                             max_length, all_sentences)
 
     model = model_cls(np.asarray(vocab_words.counts), source.hidden_size, params, device, seed)
     settings = params.loop_settings()

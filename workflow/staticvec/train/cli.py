@@ -167,6 +167,9 @@ def _register_students(sub) -> None:
         p.add_argument("--checkpoint", default=None, help="checkpoint file: resume from it, write it during training")
         p.add_argument("--checkpoint-every", type=float, default=600.0, help="seconds between checkpoints (default 600)")
         p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda[:N]")
+        data.add_argument("--teacher-device", default=None,
+                          help="recompute: where the teacher runs (default: --device); e.g. --device cpu "
+                               "--teacher-device auto: the teacher on the GPU, the fast CPU engine trains")
         add_seed_arg(p, default=1, help=SEED_HELP)
         p.add_argument("--threads", type=int, default=None,
                        help="CPU threads of the trainer (the fast engine's kernels and torch; default: 1 with "
@@ -528,9 +531,9 @@ def _student(args) -> int:
                         seed=args.seed, feature_vocab=args.feature_vocab, shards=args.shards, teacher=args.teacher,
                         online=args.online, batch_tokens=args.batch_tokens, part_sentences=args.part_sentences,
                         dtype=args.dtype, max_length=args.max_length, all_sentences=args.all_sentences,
-                        device=args.device, threads=args.threads, checkpoint=args.checkpoint,
-                        checkpoint_every=args.checkpoint_every, dev_set=args.dev_set, dev_points=args.dev_points,
-                        dev_oov=args.dev_oov, progress=args.progress)
+                        device=args.device, teacher_device=args.teacher_device, threads=args.threads,
+                        checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, dev_set=args.dev_set,
+                        dev_points=args.dev_points, dev_oov=args.dev_oov, progress=args.progress)
     run.save(args.out, args.record, args.model)
     log.info("%s: written to %s", args.method, args.out)
     return 0
