@@ -1,6 +1,7 @@
 """The feature pass's pipeline: host work overlapped with device work and copies batched, without changing a
 value; and the paragraph units built from one tokenizer call equal the per-paragraph construction."""
 
+import copy
 import threading
 import time
 
@@ -10,11 +11,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from cuda_fixtures import DEVICE, cuda_test  # noqa: E402
 from teacher_fixtures import TEXT, small_shard, small_vocab, tiny_bert, write_shard  # noqa: E402
 
 from staticvec.teacher import features as features_module  # noqa: E402
 from staticvec.teacher.align import count_pieces  # noqa: E402
 from staticvec.teacher.features import FeatureExtractor, FeatureSpec, build_units, iter_parts  # noqa: E402
+from staticvec.teacher.load import Teacher  # noqa: E402
 from staticvec.teacher.pipeline import BackgroundWriter, HostArrays, PartOutputs, lookahead  # noqa: E402
 from staticvec.teacher.store import write_shard_features  # noqa: E402
 
@@ -198,6 +201,32 @@ def test_a_job_prepares_and_writes_parts_in_background_threads_only_with_overlap
         assert all("writer" in name for name in threads["write"]) and threads["write"]
     else:
         assert threads["prepare"] == threads["write"] == {main}
+
+
+@cuda_test
+@pytest.mark.parametrize("mlm_mode", ["masked", "unmasked"])
+def test_on_the_device_pipelined_parts_equal_the_serial_pass(bert, tmp_path, mlm_mode):
+    """On CUDA the pipeline's copies are asynchronous (indices from pinned memory, outputs back into pinned memory)
+    while the next part is prepared: a missing synchronisation reads a buffer before it is filled. The same
+    teacher on the same device, part by part, serial against pipelined: the same integers, the same values up to
+    the order of CUDA's atomic sums (fp32 storage, so that no fp16 rounding boundary is crossed by that order)."""
+    on_device = Teacher(copy.deepcopy(bert.model), bert.tokenizer, name="tiny-bert-device", device=DEVICE, dtype=torch.float32,
+                        attention=True)
+    shard = small_shard(tmp_path / "s.tsv.gz")
+    spec = FeatureSpec(mlm_mode=mlm_mode, vector_dtype="float32", **EVERYTHING)
+    serial = FeatureExtractor(on_device, spec, small_vocab(), batch_tokens=48)
+    want = [serial.extract(p) for p in iter_parts(shard, "sentence", 5)]
+    piped = FeatureExtractor(on_device, spec, small_vocab(), batch_tokens=48)
+    got = [arrays for _, arrays in piped.extract_parts(iter_parts(shard, "sentence", 5), overlap=True)]
+    assert len(got) == len(want) > 2
+    for a, b in [*zip(want, got), (serial.ase_state(), piped.ase_state())]:
+        assert list(a) == list(b)
+        for key in a:
+            assert a[key].dtype == b[key].dtype and a[key].shape == b[key].shape, key
+            if a[key].dtype.kind == "f":
+                np.testing.assert_allclose(b[key], a[key], rtol=1e-5, atol=1e-6, err_msg=key)  # NaN where NaN
+            else:
+                np.testing.assert_array_equal(b[key], a[key], err_msg=key)
 
 
 # ---------------------------------------------------------------- paragraph units
