@@ -8,16 +8,21 @@ corpus on the GPU machine), warmed up first, then repeated until its time budget
 ``torch.cuda.synchronize`` around the timing; the peak GPU memory of each (``torch.cuda.max_memory_allocated``,
 reset before it) is recorded beside it.
 
-Sections, in order (each with measurement budgets and a planned total, 182 s in all on an H100; a section is
-stopped by an alarm after twice its plan + 15 s, one that would not fit the time left of ``--deadline`` (190 s) is
+Sections, in order (each with measurement budgets and a planned total, 227 s in all on an H100; a section is
+stopped by an alarm after twice its plan + 15 s, one that would not fit the time left of ``--deadline`` (235 s) is
 skipped, and the JSON and the Markdown are rewritten after every section, so a stopped run still returns figures):
 
 - ``env``: GPU, driver, CUDA, cuDNN, torch, transformers, CPU.
 - ``teacher_base`` (bert-base-uncased's published shape, random weights, in the dtype ``teacher.dtype: auto``
   picks: bf16 autocast on a GPU): the bare forward (SDPA) of a part's length-sorted batches, then the paper
-  config's passes on that teacher as the planning layer plans them (``FeatureExtractor.extract``, part after
-  part): ``sentence`` (the students': last layer, sentence vectors), ``paragraph`` (X2Static_para's) and ``ase``
-  (every layer's occurrence sums, no [CLS]/[SEP]).
+  config's passes on that teacher as the planning layer plans them (``FeatureExtractor.extract_parts``, part after
+  part, as the job runs them): ``sentence`` (the students': last layer, sentence vectors), ``paragraph``
+  (X2Static_para's) and ``ase`` (every layer's occurrence sums, no [CLS]/[SEP]).
+- ``featurepass``: the students' ``sentence`` pass on that shape as a whole job (``write_shard_features``: shard
+  read, tokenised, computed, part files written) on a synthetic shard, serial (host and device in turn) and
+  pipelined (the next part prepared and the last one written in background threads while the device computes),
+  jobs interleaved, beside the bare forward of the same batches; with ``--old-code DIR``, an older revision's job
+  too. Alone: ``python benchmarks/gpu_check.py --only featurepass --seconds 15``.
 - ``teacher_large`` (bert-large-uncased-whole-word-masking's shape): the bare forward, then SemGloVe's ``semglove``
   pass (attention window with eager attention, masked whole-word MLM top-11 through the shipped head's shape).
 - ``glove_cuda``: GloVe's torch engine on the device (``staticvec.train.glove._run_torch``, what ``train_glove``
@@ -353,7 +358,7 @@ def teacher_section(ctx, section, hub_name: str, teacher_id: str, fsets: list[st
     import torch
 
     from staticvec.teacher.align import align
-    from staticvec.teacher.features import FeatureExtractor, length_batches, pad_batch
+    from staticvec.teacher.features import length_batches, pad_batch
     from teacher_throughput import flops_of
 
     batch_tokens = int(ctx.config["teacher"]["batch_tokens"])
@@ -387,44 +392,135 @@ def teacher_section(ctx, section, hub_name: str, teacher_id: str, fsets: list[st
         share_of_peak=_share_of_peak(ctx, tflops)))
     tensors.clear()
 
-    # each pass: FeatureExtractor.extract, part after part, after an eighth of a part as its warm-up
-    warm = parts_of(ctx.sentences[: max(4, ctx.part_sentences // 8)], ctx.part_sentences, np.random.default_rng(1))[0]
     for fset in fsets:
         spec = feature_spec(ctx.config, teacher_id, fset)
-        extractor = FeatureExtractor(teacher, spec, ctx.text_vocab, batch_tokens)  # eager attention if it needs it
-        t0 = time.perf_counter()
-        extractor.extract(warm)
-        ctx.clock.sync()
-        # a whole part is the job's unit (its length-sorted batches pad least); where the warm-up (its first calls
-        # included: an overestimate) says one would take more than twice the budget, smaller parts, so that the
-        # section's alarm never takes the figure (the part size is in the shape)
-        per_sentence = (time.perf_counter() - t0) / len(warm.sentences)
-        part_sentences = ctx.part_sentences
-        while part_sentences > min(256, ctx.part_sentences // 4) and per_sentence * part_sentences > 2 * budgets[fset]:
-            part_sentences //= 2
-        timed_parts = parts if part_sentences == ctx.part_sentences else \
-            parts_of(ctx.sentences, part_sentences, np.random.default_rng(2))
-        ctx.clock.reset_peak()
-        done = {"parts": 0, "sentences": 0, "words": 0, "bytes": 0}
-        started = time.perf_counter()
-        for part in _cycle(timed_parts):
-            arrays = extractor.extract(part)
-            ctx.clock.sync()
-            done["parts"] += 1
-            done["sentences"] += len(part.sentences)
-            done["words"] += int(len(arrays["word_ids"]))
-            done["bytes"] += sum(a.nbytes for a in arrays.values())
-            if time.perf_counter() - started >= budgets[fset]:
-                break
-        seconds = time.perf_counter() - started
-        section["figures"].append(figure(
-            f"{fset} pass ({describe_pass(spec)})", done["words"] / seconds, "words/s",
-            f"{shape}, {teacher.model.config._attn_implementation} attention; parts of {part_sentences} sentences",
-            done["parts"], seconds, ctx.clock.peak_gib(), sentences_per_s=round(done["sentences"] / seconds, 1),
-            stored_bytes_per_word=round(done["bytes"] / max(done["words"], 1), 1),
-            hours_per_billion_words=round(1e9 / (done["words"] / seconds) / 3600, 2)))
-        del extractor
+        section["figures"].append(pass_figure(ctx, teacher, spec, budgets[fset], f"{fset} pass ({describe_pass(spec)})",
+                                              f"{shape}, {teacher.model.config._attn_implementation} attention"))
         teacher.model.set_attn_implementation("sdpa")
+
+
+def pass_figure(ctx, teacher, spec, budget: float, name: str, shape: str) -> dict:
+    """A pass as its job runs it (``FeatureExtractor.extract_parts``: the next part prepared in a background thread
+    on a GPU), part after part for ``budget`` seconds, after an eighth of a part as its warm-up."""
+    from staticvec.teacher.features import FeatureExtractor
+
+    batch_tokens = int(ctx.config["teacher"]["batch_tokens"])
+    extractor = FeatureExtractor(teacher, spec, ctx.text_vocab, batch_tokens)  # eager attention if it needs it
+    warm = parts_of(ctx.sentences[: max(4, ctx.part_sentences // 8)], ctx.part_sentences, np.random.default_rng(1))[0]
+    t0 = time.perf_counter()
+    extractor.extract(warm)
+    ctx.clock.sync()
+    # a whole part is the job's unit (its length-sorted batches pad least); where the warm-up (its first calls
+    # included: an overestimate) says one would take more than twice the budget, smaller parts, so that the
+    # section's alarm never takes the figure (the part size is in the shape)
+    per_sentence = (time.perf_counter() - t0) / len(warm.sentences)
+    part_sentences = ctx.part_sentences
+    while part_sentences > min(256, ctx.part_sentences // 4) and per_sentence * part_sentences > 2 * budget:
+        part_sentences //= 2
+    timed_parts = ctx.parts if part_sentences == ctx.part_sentences else \
+        parts_of(ctx.sentences, part_sentences, np.random.default_rng(2))
+    ctx.clock.reset_peak()
+    done = {"parts": 0, "sentences": 0, "words": 0, "bytes": 0}
+    passes = extractor.extract_parts(_cycle(timed_parts))
+    started = time.perf_counter()
+    for part, arrays in passes:
+        ctx.clock.sync()
+        done["parts"] += 1
+        done["sentences"] += len(part.sentences)
+        done["words"] += int(len(arrays["word_ids"]))
+        done["bytes"] += sum(a.nbytes for a in arrays.values())
+        if time.perf_counter() - started >= budget:
+            break
+    seconds = time.perf_counter() - started
+    passes.close()  # waits for the part prepared ahead
+    overlap = "next part prepared in the background" if extractor.on_accelerator else "no overlap"
+    return figure(name, done["words"] / seconds, "words/s", f"{shape}; parts of {part_sentences} sentences; {overlap}",
+                  done["parts"], seconds, ctx.clock.peak_gib(), sentences_per_s=round(done["sentences"] / seconds, 1),
+                  stored_bytes_per_word=round(done["bytes"] / max(done["words"], 1), 1),
+                  hours_per_billion_words=round(1e9 / (done["words"] / seconds) / 3600, 2))
+
+
+def featurepass_section(ctx, section, budgets: dict):
+    """The students' sentence pass at bert-base's shape as a whole job (``write_shard_features``: the shard read,
+    tokenised, aligned and batched, the forward, the poolings, the part files written), serial (``overlap``
+    off: host and device in turn, as before the pipeline) and pipelined (``overlap`` on: the next part prepared
+    and the last one written in background threads while the device computes), and where ``ctx.old_code`` is a
+    directory holding an older ``workflow/staticvec`` (``--old-code``), that code's job too; jobs of the
+    variants interleaved, on one synthetic shard, beside the bare forward of the shard's batches."""
+    import torch
+
+    from staticvec.teacher.align import align
+    from staticvec.teacher.features import length_batches, pad_batch
+    from teacher_pipeline import load_code, run_pass, synthetic_shard, this_checkout
+
+    batch_tokens = int(ctx.config["teacher"]["batch_tokens"])
+    part_sentences = ctx.part_sentences
+    shard = ctx.work / "featurepass-shard.tsv.gz"
+    text, parts, vocab = synthetic_shard(shard, FEATUREPASS_PARTS * part_sentences, part_sentences)
+    warm_shard = ctx.work / "featurepass-warm.tsv.gz"
+    synthetic_shard(warm_shard, max(4, part_sentences // 8), part_sentences)  # (the same words' vocabulary)
+    teacher, shape = bert_teacher("bert-base-uncased", text.tokenizer, ctx.device, False, ctx.smoke)
+    spec = feature_spec(ctx.config, "bert-base", "sentence")
+    words = sum(len(s) for p in parts for s in p.sentences)
+    what = (f"{shape}; a shard of {sum(len(p.sentences) for p in parts)} sentences ({words} words) in "
+            f"{len(parts)} parts of {part_sentences}, batches of <= {batch_tokens} padded pieces; tokenizer "
+            f"parallelism {os.environ.get('TOKENIZERS_PARALLELISM', 'unset (on)')}")
+
+    # the bare forward of the shard's sentence batches (tensors built beforehand): the device's share of a job
+    tensors, pieces = [], 0
+    for part in parts:
+        al = align(teacher.tokenizer, part.sentences, spec.special_tokens, teacher.max_length)
+        pieces += int(al.lengths.sum())
+        for batch in length_batches(al.lengths, batch_tokens):
+            ids, _, valid = pad_batch(al, batch, teacher.pad_id)
+            tensors.append((torch.as_tensor(ids, device=teacher.device),
+                            torch.as_tensor(valid, device=teacher.device).long()))
+
+    def bare():
+        with torch.inference_mode():
+            for ids, mask in tensors:
+                teacher.forward(ids, mask, hidden_states=False)
+
+    reps, seconds, peak = ctx.clock.repeat(bare, budgets["bare"])
+    bare_rate = words * reps / seconds
+    section["figures"].append(figure("bare forward of the shard's batches (SDPA)", bare_rate, "words/s", what, reps,
+                                     seconds, peak, pieces_per_s=round(pieces * reps / seconds)))
+    tensors.clear()
+
+    code = this_checkout()
+    variants = {"serial": (code, {"overlap": False}), "pipeline": (code, {"overlap": True})}
+    if ctx.old_code:
+        variants["old"] = (load_code(Path(ctx.old_code)), {})
+    for old_or_new, kwargs in variants.values():  # warm-up: a small shard's job of each
+        run_pass(old_or_new, teacher, warm_shard, spec, vocab, part_sentences, batch_tokens, ctx.work, **kwargs)
+    # the variants' jobs interleaved (one job of each in turn, a variant dropping out once its budget is spent),
+    # so that a drift of the machine's speed touches each alike; the figures are rewritten after every round, so
+    # that a section stopped by its alarm keeps the rounds it finished
+    done = {name: {"jobs": 0, "seconds": 0.0, "cpu_s": 0.0, "words": 0} for name in variants}
+    labels = {"serial": "serial: host and device in turn (overlap off)",
+              "pipeline": "pipelined: next part prepared, last part written in the background (overlap on)",
+              "old": f"the code of {ctx.old_code}, as it runs"}
+    figures = len(section["figures"])
+    ctx.clock.reset_peak()
+    while any(d["jobs"] < 1 or d["seconds"] < budgets[name] for name, d in done.items()):
+        for name, (old_or_new, kwargs) in variants.items():
+            d = done[name]
+            if d["jobs"] >= 1 and d["seconds"] >= budgets[name]:
+                continue
+            got = run_pass(old_or_new, teacher, shard, spec, vocab, part_sentences, batch_tokens, ctx.work, **kwargs)
+            d["jobs"] += 1
+            d["seconds"] += got["wall_s"]
+            d["cpu_s"] += got["cpu_s"]
+            d["words"] += got["words"]
+        serial = done["serial"]["words"] / done["serial"]["seconds"]
+        del section["figures"][figures:]
+        for name, d in done.items():
+            rate = d["words"] / d["seconds"]
+            section["figures"].append(figure(
+                f"sentence job, {labels[name]}", rate, "words/s", what, d["jobs"], d["seconds"], ctx.clock.peak_gib(),
+                process_cpu_s_per_wall_s=round(d["cpu_s"] / d["seconds"], 2), against_serial=round(rate / serial, 3),
+                share_of_bare_forward=round(rate / bare_rate, 3), words_per_job=d["words"] // d["jobs"],
+                hours_per_billion_words=round(1e9 / rate / 3600, 2)))
 
 
 def describe_pass(spec) -> str:
@@ -781,6 +877,8 @@ def _cpu_model() -> str:
 
 # ---------------------------------------------------------------- driver
 
+FEATUREPASS_PARTS = 6  # the featurepass section's shard: parts of teacher.part_sentences (an H100's serial job: ~5 s)
+
 
 class Context:
     def __init__(self, args):
@@ -791,6 +889,7 @@ class Context:
         self.work = Path(args.work)
         self.work.mkdir(parents=True, exist_ok=True)
         self.part_sentences = 64 if self.smoke else int(self.config["teacher"]["part_sentences"])
+        self.old_code = args.old_code
         self.glove = None
         self._text = None
 
@@ -811,11 +910,14 @@ class Context:
 
 
 # (name, its measurement budgets in seconds, the seconds planned for it in all on an H100: measurements, warm-ups,
-# models, data and compilation; the function). Sum of the plans: 182 s. The smoke run gives each budget 0.2 s.
+# models, data and compilation; the function). Sum of the plans: 227 s. The smoke run gives each budget 0.2 s.
 LIMIT_SLACK = 15.0  # a section is stopped after twice its planned seconds and this (or when the deadline comes)
 SECTIONS = [
     ("teacher_base", {"bare": 5, "sentence": 7, "paragraph": 5, "ase": 4}, 31,
      lambda ctx, s, b: teacher_section(ctx, s, "bert-base-uncased", "bert-base", ["sentence", "paragraph", "ase"], b)),
+    # the sentence pass as a whole job, serial against pipelined (``--sections featurepass --seconds 20``: its own
+    # run, about 100 s on an H100 with the shard's 23 s of serial jobs)
+    ("featurepass", {"bare": 3, "serial": 8, "pipeline": 8, "old": 8}, 45, featurepass_section),
     ("teacher_large", {"bare": 5, "semglove": 22}, 39,
      lambda ctx, s, b: teacher_section(ctx, s, "bert-large-uncased-whole-word-masking", "bert-large-wwm", ["semglove"], b)),
     ("glove_cuda", 10, 25, glove_cuda_section),  # + the synthetic store: ~10 s
@@ -834,9 +936,14 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=os.environ.get("OUT") or "gpu_check_out", help="where the JSON and Markdown go")
     ap.add_argument("--work", default=None, help="scratch files (the 600 MB synthetic store), removed at the end; "
                     "default: a directory under the system's temporary directory (not under --out, whose files travel back)")
-    ap.add_argument("--deadline", type=float, default=190.0,
+    ap.add_argument("--deadline", type=float, default=235.0,
                     help="seconds for the whole script: a section that would not fit the time left is skipped")
-    ap.add_argument("--sections", nargs="*", default=None, help="only these sections")
+    ap.add_argument("--sections", "--only", nargs="*", default=None, help="only these sections")
+    ap.add_argument("--seconds", type=float, default=None,
+                    help="every measurement budget of the sections run (their plans follow; the smoke run: 0.2 s)")
+    ap.add_argument("--old-code", default=None, metavar="DIR",
+                    help="featurepass: also time the job of the code in DIR/workflow/staticvec (an older revision's, "
+                    "e.g. from `git archive REV workflow/staticvec | tar -x -C DIR`)")
     args = ap.parse_args(argv)
     args.device = args.device or ("cpu" if args.smoke else "cuda")
     args.work = args.work or tempfile.mkdtemp(prefix="staticvec-gpu-check-")
@@ -864,6 +971,10 @@ def main(argv=None) -> int:
     for name, budget, planned, run in SECTIONS:
         if args.sections and name not in args.sections:
             continue
+        if args.seconds is not None and not args.smoke:  # the plan keeps its overhead beside the new budgets
+            planned += (args.seconds - np.mean(list(budget.values()) if isinstance(budget, dict) else budget)) * \
+                (len(budget) if isinstance(budget, dict) else 1)
+            budget = {k: args.seconds for k in budget} if isinstance(budget, dict) else args.seconds
         if args.smoke:
             budget = {k: 0.2 for k in budget} if isinstance(budget, dict) else 0.2
         section = report.section(name, budget)

@@ -29,6 +29,7 @@ CUDA_TEST_FILES = (
     "tests/test_tagging_model.py",
     "tests/test_teacher_dtype.py",
     "tests/test_teacher_mlm_head.py",
+    "tests/test_teacher_pipeline.py",
 )
 
 

@@ -4,6 +4,7 @@ the shape it claims, and every CUDA test lives in a file the GPU run selects."""
 
 import json
 import re
+import shutil
 import sys
 import time
 
@@ -38,9 +39,46 @@ def test_smoke_mode_runs_every_section_and_writes_its_figures(gpu_check, tmp_pat
     assert {"bare forward (SDPA)", "sentence pass (sentence context, layers [-1], sentence vectors)",
             "paragraph pass (paragraph context, layers [-1], sentence vectors)",
             "ase pass (sentence context, layers [], no special tokens, ASE sums)",
-            "semglove pass (sentence context, layers [], attention window 10, MLM top-11 masked whole_word)"} <= names
+            "semglove pass (sentence context, layers [], attention window 10, MLM top-11 masked whole_word)",
+            "sentence job, serial: host and device in turn (overlap off)",
+            "sentence job, pipelined: next part prepared, last part written in the background (overlap on)"} <= names
     table = (tmp_path / "gpu_check.md").read_text()
     assert table.count("\n| ") == 2 + sum(len(s["figures"]) for s in data["sections"])  # header, rule, one row each
+
+
+def test_featurepass_alone_times_serial_pipelined_and_old_code_jobs_on_one_shard(gpu_check, repo_root, tmp_path):
+    # "old code": a copy of this checkout's package, imported from its own directory
+    shutil.copytree(repo_root / "workflow/staticvec", tmp_path / "old/workflow/staticvec")
+    out = tmp_path / "out"
+    assert gpu_check.main(["--smoke", "--only", "featurepass", "--old-code", str(tmp_path / "old"), "--out", str(out)]) == 0
+    [section] = json.loads((out / "gpu_check.json").read_text())["sections"]
+    assert section["name"] == "featurepass" and section["status"] == "ok"
+    bare, *jobs = section["figures"]
+    assert bare["name"].startswith("bare forward") and len(jobs) == 3
+    assert [f["name"].split(":")[0] for f in jobs] == ["sentence job, serial", "sentence job, pipelined",
+                                                     f"sentence job, the code of {tmp_path / 'old'}, as it runs"]
+    words = {f["words_per_job"] for f in jobs}
+    assert len(words) == 1 and str(words.pop()) + " words" in bare["shape"]  # every job did the whole shard
+    for f in jobs:
+        assert f["reps"] >= 1 and f["value"] == pytest.approx(f["words_per_job"] * f["reps"] / f["seconds"], rel=0.01)
+        assert f["against_serial"] == pytest.approx(f["value"] / jobs[0]["value"], rel=0.01)
+    assert jobs[0]["against_serial"] == 1.0
+
+
+def test_seconds_sets_every_budget_and_moves_the_plan(gpu_check, tmp_path, monkeypatch):
+    seen = {}
+
+    def record(ctx, section, budget):
+        seen[section["name"]] = budget
+        section["figures"].append(gpu_check.figure("x", 1.0, "things/s", "none"))
+
+    monkeypatch.setattr(gpu_check, "SECTIONS", [("two", {"a": 3, "b": 5}, 40, record), ("one", 2, 30, record)])
+    # plans with --seconds 50: 40 + 2 * (50 - 4) = 132 and 30 + 48 = 78 s; a deadline of 100 s runs "one" only
+    assert gpu_check.main(["--paper", "--device", "cpu", "--seconds", "50", "--deadline", "100",
+                           "--out", str(tmp_path)]) == 0
+    sections = json.loads((tmp_path / "gpu_check.json").read_text())["sections"]
+    assert re.fullmatch(r"skipped: (99|100) s left of --deadline, 132 s planned", sections[0]["status"])
+    assert seen == {"one": 50}
 
 
 def test_an_overrunning_section_is_stopped_and_the_next_one_runs(gpu_check, tmp_path, monkeypatch):

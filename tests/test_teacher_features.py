@@ -239,17 +239,7 @@ def test_ase_sums_are_sums_of_word_vectors(bert, tmp_path):
             np.testing.assert_allclose(ase["sums"][layer, row], vecs[layer][ids == v].sum(0), rtol=1e-4, atol=1e-4)
 
 
-def test_resumed_shard_equals_uninterrupted(bert, tmp_path):
-    vocab = small_vocab()
-    shard = small_shard(tmp_path / "s.tsv.gz")
-    spec = FeatureSpec(layers=(-1,), attention_window=2, mlm_topk=3, ase=True)
-    full = write_shard_features(bert, shard, tmp_path / "full", spec, vocab, part_sentences=4, progress=False)
-    assert write_shard_features(bert, shard, tmp_path / "cut", spec, vocab, part_sentences=4, max_parts=2,
-                                progress=False) == {}
-    assert not (tmp_path / "cut" / "features.json").exists()
-    resumed = write_shard_features(bert, shard, tmp_path / "cut", spec, vocab, part_sentences=4, progress=False)
-    assert resumed["this_run"]["parts"] == full["this_run"]["parts"] - 2
-    a, b = FeatureStore(tmp_path / "full"), FeatureStore(tmp_path / "cut")
+def assert_same_stores(a, b):
     assert a.meta["parts"] == b.meta["parts"] and a.meta["sentences"] == b.meta["sentences"] == 20
     for pa, pb in zip(a.parts(), b.parts()):
         assert pa.keys() == pb.keys()
@@ -257,6 +247,37 @@ def test_resumed_shard_equals_uninterrupted(bert, tmp_path):
             np.testing.assert_array_equal(pa[key], pb[key], err_msg=key)
     for key, value in a.ase().items():
         np.testing.assert_array_equal(value, b.ase()[key], err_msg=key)
+
+
+def test_resumed_shard_equals_uninterrupted(bert, tmp_path):
+    vocab = small_vocab()
+    shard = small_shard(tmp_path / "s.tsv.gz")
+    spec = FeatureSpec(layers=(-1,), attention_window=2, mlm_topk=3, ase=True)
+    full = write_shard_features(bert, shard, tmp_path / "full", spec, vocab, part_sentences=4, progress=False)
+    # ASE sums checkpointed after every part: the resumed job starts after the two finished parts
+    assert write_shard_features(bert, shard, tmp_path / "cut", spec, vocab, part_sentences=4, max_parts=2,
+                                progress=False, ase_checkpoint_seconds=0) == {}
+    assert not (tmp_path / "cut" / "features.json").exists()
+    resumed = write_shard_features(bert, shard, tmp_path / "cut", spec, vocab, part_sentences=4, progress=False)
+    assert resumed["this_run"]["parts"] == full["this_run"]["parts"] - 2
+    assert sorted(f.name for f in (tmp_path / "full/parts").glob("ase-*")) == [f"ase-{len(full['parts']) - 1:05d}.npz"]
+    assert_same_stores(FeatureStore(tmp_path / "full"), FeatureStore(tmp_path / "cut"))
+
+
+def test_parts_after_the_newest_ase_checkpoint_are_computed_again(bert, tmp_path):
+    vocab = small_vocab()
+    shard = small_shard(tmp_path / "s.tsv.gz")
+    spec = FeatureSpec(layers=(-1,), ase=True)
+    write_shard_features(bert, shard, tmp_path / "full", spec, vocab, part_sentences=4, progress=False)
+    # part 0 checkpointed; parts 1 and 2 written without a checkpoint (the next was minutes away)
+    write_shard_features(bert, shard, tmp_path / "cut", spec, vocab, part_sentences=4, max_parts=1, progress=False,
+                         ase_checkpoint_seconds=0)
+    write_shard_features(bert, shard, tmp_path / "cut", spec, vocab, part_sentences=4, max_parts=2, progress=False)
+    assert sorted(f.name for f in (tmp_path / "cut/parts").iterdir()) == [
+        "ase-00000.npz", "part-00000.npz", "part-00001.npz", "part-00002.npz"]
+    resumed = write_shard_features(bert, shard, tmp_path / "cut", spec, vocab, part_sentences=4, progress=False)
+    assert resumed["this_run"]["parts"] == len(resumed["parts"]) - 1  # on from part 1, not from part 3
+    assert_same_stores(FeatureStore(tmp_path / "full"), FeatureStore(tmp_path / "cut"))
 
 
 def test_iter_word_vectors_stored_equals_recomputed(bert, tmp_path):

@@ -80,6 +80,11 @@ def register(subparsers) -> None:
     p.add_argument("--no-special-tokens", dest="special_tokens", action="store_false",
                    help="no [CLS]/[SEP] (<s>/</s>) around inputs (the released ASE code's BERT input)")
     p.add_argument("--part-sentences", type=int, default=4096, help="sentences per resumable part file")
+    p.add_argument("--ase-checkpoint-minutes", type=float, default=10.0,
+                   help="ASE sums: a checkpoint (to resume from) after at most this much work, and at the end")
+    p.add_argument("--overlap", choices=["auto", "on", "off"], default="auto",
+                   help="read and tokenise the next part and write the last one in background threads while a part "
+                        "is computed (auto: on a GPU); the files are the same either way")
     p.add_argument("--vector-dtype", choices=["float16", "float32"], default="float16",
                    help="storage dtype of the word and sentence vectors")
     p.set_defaults(handler=_features, keep_freed_memory=True)  # staticvec.memory: per-batch buffers reused
@@ -180,7 +185,8 @@ def _features(args) -> int:
             ids = ids[: args.ase_max_words]
         ase_words = ids
     sidecar = write_shard_features(teacher, args.shard, args.out, spec, vocab, args.vocab, args.part_sentences,
-                                   args.batch_tokens, ase_words)
+                                   args.batch_tokens, ase_words, overlap={"auto": None, "on": True, "off": False}[args.overlap],
+                                   ase_checkpoint_seconds=60 * args.ase_checkpoint_minutes)
     rate = sidecar["this_run"]["word_pieces_per_second"]
     done_now = f"{rate} word pieces/s" if rate is not None else "no part left to compute (all were finished before)"
     log.info("%s: %d sentences, %d words, %s", args.out, sidecar["sentences"], sidecar["words"], done_now)

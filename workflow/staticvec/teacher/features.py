@@ -35,19 +35,29 @@ with occurrence counts. Nothing loops over words or pieces in Python: pieces map
 index arrays, and means are ``index_add_`` segment sums. Whatever the teacher's dtype, every sum
 (word and sentence means, ASE occurrence sums, attention over layers and heads) accumulates in fp32,
 and the MLM top-k is re-scored in fp32 (:meth:`Teacher.mlm_topk`).
+
+A part is *prepared* on the host (word ids, units, tokenisation and alignment, and for each batch
+every index its features need) and then *computed* where the teacher runs: per batch one copy of
+the indices to the device, one forward, then gathers, segment sums and scatters into the part's
+output arrays on the device, converted to the storage dtype there; each array comes back to the
+host once per part. Nothing on the device waits for the host, and on a GPU the next part is
+prepared while this one computes (:mod:`.pipeline`). The arithmetic is the same on every device
+and in every mode (the CPU pass's files are byte for byte those of the per-batch code before it).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass, field
-from typing import Iterator, Sequence
+from itertools import chain, repeat
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
 from staticvec.corpus.shards import iter_records
 from staticvec.errors import StaticvecError
 from staticvec.teacher.align import Alignment, align, count_pieces
+from staticvec.teacher.pipeline import HostArrays, PartOutputs, lookahead, on_accelerator
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +65,8 @@ CONTEXTS = ("sentence", "paragraph")
 MLM_MODES = ("masked", "unmasked")
 MLM_MASKINGS = ("whole_word", "piece")
 SENTENCE_SELECTIONS = ("kept", "all")
+# the index arrays of the MLM predictions that the device reads (FeatureExtractor._mlm_indices)
+MLM_DEVICE_ARRAYS = ("rows", "cols", "copy_rows", "copy_words", "by_copy", "piece_rows", "piece_cols")
 
 
 @dataclass
@@ -179,29 +191,41 @@ def build_units(part: Part, context: str, tokenizer=None, budget: int | None = N
         n = len(part.sentences)
         word_sentence = np.repeat(np.arange(n), sent_len)
         return Units(list(part.sentences), np.arange(int(sent_len.sum())), word_sentence, np.arange(n))
-    units, outs, sents = [], [], []
+    # the pieces of every paragraph sentence of the part, in one tokenizer call
+    context = [tokens for sentences, _ in part.context for tokens in sentences]
+    pieces = count_pieces(tokenizer, context) if budget is not None else np.zeros(len(context), np.int64)
+    pieces, at = pieces.tolist(), 0
+    units, single = [], []
+    emitted_sentence, emitted_words = [], []  # per sentence of a unit, in unit order: part sentence (-1), words
+
+    def close(words, chunk):
+        units.append(words)
+        sentences = {o for o, n in chunk if n}
+        # a unit holding a single kept sentence (a one-sentence paragraph or chunk) is that sentence
+        single.append(sentences.pop() if len(sentences) == 1 else -1)
+        emitted_sentence.extend(o for o, _ in chunk)
+        emitted_words.extend(n for _, n in chunk)
+
     for sentences, out in part.context:
-        pieces = count_pieces(tokenizer, sentences) if budget is not None else np.zeros(len(sentences), np.int64)
-        chunk_words, chunk_out, chunk_sent, used = [], [], [], 0
-        for tokens, o, n_pieces in zip(sentences, out, pieces):
+        chunk_words, chunk, used = [], [], 0
+        for tokens, o, n_pieces in zip(sentences, out, pieces[at:at + len(sentences)]):
             if chunk_words and used + n_pieces + slack > budget:
-                units.append(chunk_words)
-                outs.append(np.concatenate(chunk_out))
-                sents.append(np.concatenate(chunk_sent))
-                chunk_words, chunk_out, chunk_sent, used = [], [], [], 0
-            chunk_words = chunk_words + tokens
-            n = len(tokens)
-            chunk_out.append(sent_start[o] + np.arange(n) if o >= 0 else np.full(n, -1))
-            chunk_sent.append(np.full(n, o))
-            used += int(n_pieces)
+                close(chunk_words, chunk)
+                chunk_words, chunk, used = [], [], 0
+            chunk_words.extend(tokens)
+            chunk.append((o, len(tokens)))
+            used += n_pieces
         if chunk_words:
-            units.append(chunk_words)
-            outs.append(np.concatenate(chunk_out))
-            sents.append(np.concatenate(chunk_sent))
-    cat = (lambda xs: np.concatenate(xs).astype(np.int64)) if units else (lambda xs: np.zeros(0, np.int64))
-    # a unit holding a single kept sentence (a one-sentence paragraph or chunk) is that sentence
-    single = np.array([s[0] if len(s) and s[0] >= 0 and (s == s[0]).all() else -1 for s in sents], dtype=np.int64)
-    return Units(units, cat(outs), cat(sents), single)
+            close(chunk_words, chunk)
+        at += len(sentences)
+    # every unit word's part sentence (-1: context only) and its index among the part's words
+    o = np.asarray(emitted_sentence, dtype=np.int64)
+    n = np.asarray(emitted_words, dtype=np.int64)
+    word_sentence = np.repeat(o, n)
+    within = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)  # word's position in its sentence
+    word_out = np.where(word_sentence >= 0, sent_start[np.maximum(word_sentence, 0)] + within, -1) \
+        if len(sent_start) else np.full(len(word_sentence), -1)
+    return Units(units, word_out.astype(np.int64), word_sentence, np.asarray(single, dtype=np.int64))
 
 
 # ---------------------------------------------------------------- batching
@@ -231,11 +255,45 @@ def pad_batch(al: Alignment, units: np.ndarray, pad_id: int):
     return ids, piece_word, valid
 
 
+@dataclass
+class Batch:
+    """One batch of a part, prepared on the host: its inputs and every index its features need, so that
+    the device side only gathers, sums and scatters (no index is computed there, no value read back).
+
+    *Local* words are the words of the batch's units, concatenated (context-only words included)."""
+
+    shape: tuple[int, int]  # (B, L): units, padded pieces
+    n_local: int
+    max_words: int  # words of the batch's longest unit (in words)
+    out: np.ndarray  # (n_local,) part word of each local word, -1: context only
+    word_sentence: np.ndarray  # (n_local,) part sentence of each local word, -1: context only
+    local: np.ndarray  # (B, L) local word of each piece, -1: special token or padding
+    piece_ids: np.ndarray  # (B, L) piece ids (padding: the pad id)
+    n_sentences: int = 0  # sentences with pieces in this batch (sentence vectors)
+    mlm: dict | None = None  # host-side arrays of the MLM predictions
+    device: HostArrays | None = None  # the int64 arrays the device reads (see FeatureExtractor._batch)
+
+
+@dataclass
+class PreparedPart:
+    """A part's host work done: the arrays that need no teacher, and its batches."""
+
+    part: Part
+    arrays: dict[str, np.ndarray]
+    n_words: int
+    batches: list[Batch]
+    n_truncated: int
+
+
 # ---------------------------------------------------------------- the extraction
 
 
 class FeatureExtractor:
-    """Runs a teacher over parts and returns each part's feature arrays (see module doc)."""
+    """Runs a teacher over parts and returns each part's feature arrays (see module doc).
+
+    A part is :meth:`prepare`\\ d on the host (words, tokenisation, alignment, batches and their
+    indices), then :meth:`compute`\\ d where the teacher runs; :meth:`extract_parts` overlaps the next
+    part's preparation with the current part's computation on an accelerator (:mod:`.pipeline`)."""
 
     def __init__(self, teacher, spec: FeatureSpec, vocab=None, batch_tokens: int = 8192,
                  ase_words: Sequence[int] | None = None):
@@ -247,6 +305,7 @@ class FeatureExtractor:
         self.vocab = vocab
         self.batch_tokens = int(batch_tokens)
         self.layers = spec.absolute_layers(teacher.n_layers)
+        self.n_truncated = 0  # inputs cut at the maximum length in the last part computed
         if spec.mlm_topk and teacher.causal:
             raise StaticvecError(f"teacher {teacher.name!r} is a causal LM: it has no masked-LM predictions")
         if spec.mlm_topk and not teacher.has_mlm_head:
@@ -274,234 +333,277 @@ class FeatureExtractor:
     def word_ids(self, words: list[str]) -> np.ndarray:
         if self.vocab is None:
             return np.full(len(words), -1, dtype=np.int32)
-        index = self.vocab.index
-        return np.fromiter((index.get(w, -1) for w in words), dtype=np.int32, count=len(words))
+        return np.fromiter(map(self.vocab.index.get, words, repeat(-1)), dtype=np.int32, count=len(words))
 
     def units(self, part: Part) -> Units:
         budget = self.teacher.max_length - self.teacher.n_special if self.spec.special_tokens else self.teacher.max_length
         slack = 0 if self.teacher.family == "bert" else 4  # BPE: a chunk's first word may gain pieces
         return build_units(part, self.spec.context, self.teacher.tokenizer, budget, slack)
 
-    # --------------------------------------------------------- one part
+    @property
+    def on_accelerator(self) -> bool:
+        return on_accelerator(self.teacher.device)
+
+    def _to_device(self, array: np.ndarray):
+        """An index array on the teacher's device without waiting for it (pinned, non-blocking on CUDA)."""
+        return HostArrays({"a": array}, pin=self._pin).to(self.teacher.device)["a"]
+
+    @property
+    def _pin(self) -> bool:
+        return str(self.teacher.device).startswith("cuda")
+
+    # --------------------------------------------------------- parts
     def extract(self, part: Part) -> dict[str, np.ndarray]:
-        torch = self.torch
+        """The feature arrays of one part."""
+        return self.compute(self.prepare(part))
+
+    def extract_parts(self, parts: Iterable[Part], overlap: bool | None = None
+                      ) -> Iterator[tuple[Part, dict[str, np.ndarray]]]:
+        """``(part, arrays)`` for each part, in order. With ``overlap`` (default: on an accelerator), the
+        next part is read, tokenised and indexed in a background thread while this one is computed."""
+        overlap = self.on_accelerator if overlap is None else overlap
+        for prepared in lookahead(self.prepare, parts, background=overlap):
+            yield prepared.part, self.compute(prepared)
+
+    def prepare(self, part: Part) -> PreparedPart:
+        """The host work of a part: word ids, units, tokenisation and alignment, batches and their indices."""
         spec, teacher = self.spec, self.teacher
-        d = teacher.hidden_size
         n_sent = len(part.sentences)
         sent_len = np.fromiter((len(s) for s in part.sentences), dtype=np.int64, count=n_sent)
         n_words = int(sent_len.sum())
-        flat_words = [w for s in part.sentences for w in s]
-        out: dict[str, np.ndarray] = {
+        arrays: dict[str, np.ndarray] = {
             "sentence_offsets": np.concatenate([[0], np.cumsum(sent_len)]).astype(np.int64),
-            "word_ids": self.word_ids(flat_words),
+            "word_ids": self.word_ids(list(chain.from_iterable(part.sentences))),
             "sentence_records": np.asarray(part.records, dtype=np.int64),
             "sentence_paragraphs": np.asarray(part.paragraphs, dtype=np.int64),
         }
         units = self.units(part)
         al = align(teacher.tokenizer, units.words, spec.special_tokens, teacher.max_length)
-        unit_word_start = al.word_offsets()
         pieces_per_word = al.pieces_per_word()
         word_pieces = np.zeros(n_words, dtype=np.int64)
         target = units.word_out >= 0
         word_pieces[units.word_out[target]] = pieces_per_word[target]
-        out["word_pieces"] = np.minimum(word_pieces, np.iinfo(np.int16).max).astype(np.int16)
-        self.n_truncated = int(al.truncated.sum())
+        arrays["word_pieces"] = np.minimum(word_pieces, np.iinfo(np.int16).max).astype(np.int16)
+        unit_word_start = al.word_offsets()
+        batches = [self._batch(al, units, unit_word_start, batch)
+                   for batch in length_batches(al.lengths, self.batch_tokens)]
+        return PreparedPart(part, arrays, n_words, batches, int(al.truncated.sum()))
 
+    def _batch(self, al: Alignment, units: Units, unit_word_start: np.ndarray, batch: np.ndarray) -> Batch:
+        """A batch's inputs and indices (the names of ``device`` are read by :meth:`compute` and its helpers)."""
+        spec = self.spec
+        ids, pw, valid = pad_batch(al, batch, self.teacher.pad_id)
+        nw = al.n_words[batch]
+        local_start = np.concatenate([[0], np.cumsum(nw)[:-1]])
+        local = np.where(pw >= 0, pw + local_start[:, None], -1)
+        n_local = int(nw.sum())
+        unit_words = np.repeat(unit_word_start[batch] - local_start, nw) + np.arange(n_local)  # local -> unit word
+        out = units.word_out[unit_words]
+        word_sentence = units.word_sentence[unit_words]
+        flat = local.reshape(-1)
+        piece_pos = np.flatnonzero(flat >= 0)  # the pieces of words, in (unit, position) order
+        piece_word = flat[piece_pos]
+        target = np.flatnonzero(out >= 0)
+        host = {"ids": ids, "mask": valid, "piece_pos": piece_pos, "piece_word": piece_word,
+                # a word's pieces, at least 1 (a word without pieces gets 0 / 1 = a zero vector)
+                "word_counts": np.maximum(np.bincount(piece_word, minlength=n_local), 1)[:, None],
+                "target": target, "dest": out[target]}
+        b = Batch(ids.shape, n_local, int(nw.max(initial=0)), out, word_sentence, local, ids)
+        if spec.sentence_vectors:
+            host.update(self._sentence_indices(b, valid, units.unit_sentence[batch]))
+            b.n_sentences = len(host["sentence_dest"])
+        if spec.attention_window and b.max_words:
+            host.update(self._attention_indices(b, nw, local_start))
+        if spec.mlm_topk:
+            b.mlm = self._mlm_indices(b)
+            if b.mlm is not None:
+                host.update({f"mlm_{k}": b.mlm.pop(k) for k in list(b.mlm) if k in MLM_DEVICE_ARRAYS})
+                if "mlm_copy_words" in host:
+                    host["mlm_local"] = local
+        b.device = HostArrays(host, pin=self._pin)
+        return b
+
+    # --------------------------------------------------------- device side
+    def compute(self, prepared: PreparedPart) -> dict[str, np.ndarray]:
+        """The teacher's part of the work: one forward per batch, every feature from it."""
+        torch = self.torch
+        spec, teacher = self.spec, self.teacher
+        d = teacher.hidden_size
+        n_words, n_sent = prepared.n_words, len(prepared.part.sentences)
         vdtype = np.dtype(spec.vector_dtype)
-        word_vec = {layer: np.zeros((n_words, d), dtype=vdtype) for layer in self.layers}
-        sent_vec = np.zeros((n_sent, d), dtype=vdtype) if spec.sentence_vectors else None
+        outputs = PartOutputs(teacher.device)
+        word_vec = {layer: outputs.new(f"word_vectors.{layer}", (n_words, d), vdtype) for layer in self.layers}
+        sent_vec = outputs.new("sentence_vectors", (n_sent, d), vdtype) if spec.sentence_vectors else None
         S = spec.attention_window
-        attn = np.full((n_words, 2 * S), np.nan, dtype=np.float32) if S else None
+        attn = outputs.new("attention_window", (n_words, 2 * S), np.float32, float("nan")) if S else None
         mlm_chunks = []
-
-        unit_word_out = torch.as_tensor(units.word_out)
-        unit_word_sent = torch.as_tensor(units.word_sentence)
-        vocab_ids = torch.as_tensor(out["word_ids"].astype(np.int64))
         need_hidden = spec.ase or bool(self.layers)  # all layers' states; else the last one suffices
+        self.n_truncated = prepared.n_truncated
         with torch.inference_mode():
-            for batch in length_batches(al.lengths, self.batch_tokens):
-                ids_np, pw_np, valid_np = pad_batch(al, batch, teacher.pad_id)
-                B, L = ids_np.shape
-                ids = torch.as_tensor(ids_np, device=teacher.device)
-                mask = torch.as_tensor(valid_np, device=teacher.device).long()
-                result = teacher.forward(ids, mask, hidden_states=need_hidden, attentions=bool(S))
-                # piece -> batch-local word index (the batch units' words concatenated)
-                nw = al.n_words[batch]
-                local_start = np.concatenate([[0], np.cumsum(nw)[:-1]])
-                local = np.where(pw_np >= 0, pw_np + local_start[:, None], -1)
-                n_local = int(nw.sum())
-                # batch-local word -> unit word (global in the part's units)
-                unit_words = torch.as_tensor(np.concatenate(
-                    [np.arange(unit_word_start[u], unit_word_start[u + 1]) for u in batch]) if n_local else
-                    np.zeros(0, np.int64))
-                b_out = unit_word_out[unit_words]  # part word index, -1 context only
-                b_target = b_out >= 0
-                flat = torch.as_tensor(local.reshape(-1), device=teacher.device)
-                sel = flat >= 0
-                sel_idx = flat[sel]
-                counts = torch.bincount(sel_idx, minlength=n_local).clamp(min=1).unsqueeze(-1)
+            for batch in prepared.batches:
+                t = batch.device.to(teacher.device)
+                B, L = batch.shape
+                result = teacher.forward(t["ids"], t["mask"], hidden_states=need_hidden, attentions=bool(S))
+                n_local = batch.n_local
 
                 def word_means(states):  # (B, L, d) -> (n_local, d) mean over each word's pieces
-                    h = states.reshape(B * L, -1)[sel].float()
-                    return torch.zeros(n_local, h.shape[-1], device=h.device).index_add_(0, sel_idx, h) / counts
+                    h = states.reshape(B * L, -1).index_select(0, t["piece_pos"]).float()
+                    return torch.zeros(n_local, h.shape[-1], device=h.device).index_add_(0, t["piece_word"], h) \
+                        / t["word_counts"]
 
                 hidden = result.hidden_states
                 last = result.last_hidden_state
-                dest = b_out[b_target].numpy()
                 for layer in self.layers:
                     vec = word_means(hidden[layer])
-                    word_vec[layer][dest] = vec[b_target.to(vec.device)].cpu().numpy().astype(vdtype)
+                    word_vec[layer].index_copy_(0, t["dest"], vec.index_select(0, t["target"]).to(word_vec[layer].dtype))
                 if spec.ase and n_local:
-                    self._ase_add(hidden, word_means, vocab_ids[b_out.clamp(min=0)], b_target)
-                if sent_vec is not None:
-                    self._sentence_means(sent_vec, last, valid_np, local, units, batch, b_out, unit_words)
-                if S:
-                    self._attention(attn, result.attentions, local, nw, b_out, unit_word_sent[unit_words], S)
+                    self._ase_add(hidden, word_means, batch, prepared.arrays["word_ids"])
+                if sent_vec is not None and batch.n_sentences:
+                    self._sentence_means(sent_vec, last, t)
+                if S and batch.max_words:
+                    self._attention(attn, result.attentions, batch, t)
                 if spec.mlm_topk:
-                    mlm_chunks.append(self._mlm(ids, mask, last, local, b_out, pw_np))
+                    mlm_chunks.append(self._mlm(t, last, batch))
                 del result, hidden, last
-        for layer, arr in word_vec.items():
-            out[f"word_vectors.{layer}"] = arr
-        if sent_vec is not None:
-            out["sentence_vectors"] = sent_vec
-        if attn is not None:
-            out["attention_window"] = attn
+        out = dict(prepared.arrays)
+        out.update(outputs.host())
         if spec.mlm_topk:
             out.update(self._mlm_arrays(mlm_chunks))
         return out
 
     # --------------------------------------------------------- feature pieces
-    def _ase_add(self, hidden, word_means, vocab_of_local, b_target):
+    def _ase_add(self, hidden, word_means, batch: Batch, part_word_ids: np.ndarray):
         torch = self.torch
-        vocab_of_local = vocab_of_local.cpu()
-        # OOV words (id -1) and words outside the ASE list (row -2) get no row
-        keep = (vocab_of_local >= 0) & b_target
-        keep &= torch.as_tensor(self.ase_rows)[vocab_of_local.clamp(min=0)] >= -1
-        if not bool(keep.any()):
+        # OOV words (id -1), context-only words and words outside the ASE list (row -2) get no row
+        vocab_of_local = part_word_ids[np.maximum(batch.out, 0)].astype(np.int64)
+        keep = (vocab_of_local >= 0) & (batch.out >= 0)
+        keep &= self.ase_rows[np.maximum(vocab_of_local, 0)] >= -1
+        if not keep.any():
             return
-        self._ase_allocate(vocab_of_local[keep].numpy())
-        rows = torch.as_tensor(self.ase_rows)[vocab_of_local.clamp(min=0)]
-        keep_dev = keep.to(self.teacher.device)
-        rows_dev = rows[keep].to(self.teacher.device)
-        stacked = torch.stack([word_means(h)[keep_dev] for h in hidden], dim=1)  # (n, layers+1, d)
+        self._ase_allocate(vocab_of_local[keep])
+        index = self._to_device(np.stack([np.flatnonzero(keep), self.ase_rows[vocab_of_local[keep]]]))
+        keep_dev, rows_dev = index[0], index[1]
+        stacked = torch.stack([word_means(h).index_select(0, keep_dev) for h in hidden], dim=1)  # (n, layers+1, d)
         self.ase_sums.index_add_(0, rows_dev, stacked)
         self.ase_counts.index_add_(0, rows_dev, torch.ones_like(rows_dev))
 
-    def _sentence_means(self, sent_vec, last, valid_np, local, units, batch, b_out, unit_words):
-        """Mean of a sentence's pieces; in sentence context its special tokens count too (X2Static)."""
-        torch = self.torch
-        B, L = valid_np.shape
-        word_sent = torch.as_tensor(units.word_sentence)[unit_words].numpy()  # local word -> sentence
-        piece_sent = np.where(local >= 0, word_sent[np.maximum(local, 0)], -1)
+    @staticmethod
+    def _sentence_indices(batch: Batch, valid: np.ndarray, unit_sentence: np.ndarray) -> dict[str, np.ndarray]:
+        """A sentence's pieces; in sentence context its special tokens count too (X2Static)."""
+        local = batch.local
+        piece_sent = np.where(local >= 0, batch.word_sentence[np.maximum(local, 0)], -1)
         # special tokens count for the sentence when it is its input's only sentence
-        piece_sent = np.where(valid_np & (local < 0), units.unit_sentence[batch][:, None], piece_sent)
-        flat = torch.as_tensor(piece_sent.reshape(-1), device=last.device)
-        sel = flat >= 0
-        present = np.unique(piece_sent[piece_sent >= 0])
-        if not len(present):
-            return
-        remap = torch.full((len(sent_vec),), -1, dtype=torch.long, device=last.device)
-        remap[torch.as_tensor(present, device=last.device)] = torch.arange(len(present), device=last.device)
-        idx = remap[flat[sel]]
-        h = last.reshape(B * L, -1)[sel].float()
-        sums = torch.zeros(len(present), h.shape[-1], device=h.device).index_add_(0, idx, h)
-        n = torch.bincount(idx, minlength=len(present)).clamp(min=1).unsqueeze(-1)
-        sent_vec[present] = (sums / n).cpu().numpy().astype(sent_vec.dtype)
+        piece_sent = np.where(valid & (local < 0), unit_sentence[:, None], piece_sent).reshape(-1)
+        pos = np.flatnonzero(piece_sent >= 0)
+        present, index = np.unique(piece_sent[pos], return_inverse=True)
+        return {"sentence_pos": pos, "sentence_index": index.reshape(-1), "sentence_dest": present,
+                "sentence_counts": np.maximum(np.bincount(index.reshape(-1), minlength=len(present)), 1)[:, None]}
 
-    def _attention(self, attn, attentions, local, nw, b_out, word_sent, S):
+    def _sentence_means(self, sent_vec, last, t):
+        """Mean of each sentence's pieces' last-layer states (indices: :meth:`_sentence_indices`)."""
+        torch = self.torch
+        h = last.reshape(-1, last.shape[-1]).index_select(0, t["sentence_pos"]).float()
+        sums = torch.zeros(len(t["sentence_dest"]), h.shape[-1], device=h.device).index_add_(0, t["sentence_index"], h)
+        sent_vec.index_copy_(0, t["sentence_dest"], (sums / t["sentence_counts"]).to(sent_vec.dtype))
+
+    def _attention_indices(self, batch: Batch, nw: np.ndarray, local_start: np.ndarray) -> dict[str, np.ndarray]:
+        """The block-mean matrix's entries, and the ±S window's gather indices and validity."""
+        S = self.spec.attention_window
+        B, L = batch.shape
+        local, n_local = batch.local, batch.n_local
+        # M[b, w, p] = 1/|pieces(w)| for the pieces p of unit word w: W = M A Mᵀ is the block mean
+        in_unit = np.where(local >= 0, local - local_start[:, None], -1)
+        b_idx, p_idx = np.nonzero(in_unit >= 0)
+        # window gather: word i of unit b, offsets -S..-1, +1..+S, same sentence only
+        offs = np.array(list(range(-S, 0)) + list(range(1, S + 1)), dtype=np.int64)
+        unit_of = np.repeat(np.arange(B), nw)
+        pos = np.arange(n_local) - np.repeat(local_start, nw)
+        j = pos[:, None] + offs[None, :]  # (n_local, 2S)
+        inside = (j >= 0) & (j < nw[unit_of][:, None])
+        jc = j.clip(min=0, max=batch.max_words - 1)
+        j_global = np.minimum(local_start[unit_of][:, None] + jc, n_local - 1)
+        same = batch.word_sentence[j_global] == batch.word_sentence[:, None]
+        has = np.bincount(local[local >= 0], minlength=n_local) > 0
+        return {"attn_m": np.stack([b_idx, in_unit[b_idx, p_idx], p_idx]), "attn_unit": unit_of[:, None],
+                "attn_pos": pos[:, None], "attn_j": jc, "attn_ok": inside & same & has[:, None] & has[j_global]}
+
+    def _attention(self, attn, attentions, batch: Batch, t):
         """Word × word attention (sum over layers and heads; block mean, target as query) in ±S."""
         torch = self.torch
         device = attentions[0].device
         A = torch.zeros_like(attentions[0][:, 0], dtype=torch.float32)
         for layer_attn in attentions:
             A += layer_attn.sum(dim=1, dtype=torch.float32)  # (B, L, L), fp32 sum without an fp32 copy
-        B, L = local.shape
-        W_max = int(nw.max()) if len(nw) else 0
-        if W_max == 0:
-            return
-        # M[b, w, p] = 1/|pieces(w)| for the pieces p of unit word w: W = M A Mᵀ is the block mean.
-        local_start = np.concatenate([[0], np.cumsum(nw)[:-1]])
-        in_unit = np.where(local >= 0, local - local_start[:, None], -1)
-        b_idx, p_idx = np.nonzero(in_unit >= 0)
-        w_idx = in_unit[b_idx, p_idx]
-        M = torch.zeros(B, W_max, L, device=device)
-        M[torch.as_tensor(b_idx, device=device), torch.as_tensor(w_idx, device=device),
-          torch.as_tensor(p_idx, device=device)] = 1.0
+        B, L = batch.shape
+        M = torch.zeros(B, batch.max_words, L, device=device)
+        m = t["attn_m"]
+        M[m[0], m[1], m[2]] = 1.0
         M = M / M.sum(dim=-1, keepdim=True).clamp(min=1)
         Wm = M @ A @ M.transpose(1, 2)  # (B, W_max, W_max)
-        # window gather: word i of unit b, offsets -S..-1, +1..+S, same sentence only
-        offs = torch.as_tensor(list(range(-S, 0)) + list(range(1, S + 1)), device=device)
-        n_local = int(nw.sum())
-        unit_of = torch.as_tensor(np.repeat(np.arange(B), nw), device=device)
-        pos = torch.as_tensor(np.arange(n_local) - np.repeat(local_start, nw), device=device)
-        j = pos[:, None] + offs[None, :]  # (n_local, 2S)
-        n_unit = torch.as_tensor(nw, device=device)[unit_of][:, None]
-        inside = (j >= 0) & (j < n_unit)
-        jc = j.clamp(min=0, max=W_max - 1)
-        vals = Wm[unit_of[:, None], pos[:, None], jc]
-        sent = word_sent.to(device)
-        j_global = (torch.as_tensor(local_start, device=device)[unit_of][:, None] + jc).clamp(max=n_local - 1)
-        same = sent[j_global] == sent[:, None]
-        has = torch.as_tensor(np.bincount(local[local >= 0], minlength=n_local) > 0, device=device)
-        ok = inside & same & has[:, None] & has[j_global]
-        vals = torch.where(ok, vals, torch.full_like(vals, float("nan")))
-        tgt = b_out >= 0
-        attn[b_out[tgt].numpy()] = vals[tgt.to(device)].cpu().numpy()
+        vals = Wm[t["attn_unit"], t["attn_pos"], t["attn_j"]]
+        vals = torch.where(t["attn_ok"].bool(), vals, torch.full_like(vals, float("nan")))
+        attn.index_copy_(0, t["dest"], vals.index_select(0, t["target"]))
 
-    def _mlm(self, ids, mask, last, local, b_out, pw_np):
-        """Top-k MLM predictions for every piece of every target word of the batch."""
-        torch = self.torch
-        teacher, k = self.teacher, self.spec.mlm_topk
-        b_out_np = b_out.numpy()
-        piece_target = (local >= 0) & (b_out_np[np.maximum(local, 0)] >= 0)
+    def _mlm_indices(self, batch: Batch) -> dict | None:
+        """The pieces of the batch's target words, and for masked mode the masked copies (one per word with
+        all its pieces masked, ``whole_word``, or one per piece) in groups under the token budget."""
+        local, out = batch.local, batch.out
+        piece_target = (local >= 0) & (out[np.maximum(local, 0)] >= 0) if batch.n_local else np.zeros_like(local, bool)
         b_idx, p_idx = np.nonzero(piece_target)  # row-major: by unit, then position = word order
         if not len(b_idx):
             return None
-        words = b_out_np[local[b_idx, p_idx]]
-        piece_ids = ids[torch.as_tensor(b_idx, device=ids.device), torch.as_tensor(p_idx, device=ids.device)].cpu().numpy()
-        top_ids, top_logits = [], []
+        m = {"words": out[local[b_idx, p_idx]], "piece_ids": batch.piece_ids[b_idx, p_idx], "rows": b_idx,
+             "cols": p_idx}
         if self.spec.mlm_mode == "unmasked":
-            states = last[torch.as_tensor(b_idx, device=last.device), torch.as_tensor(p_idx, device=last.device)]
-            for chunk in torch.split(states, 1024):
-                v, i = teacher.mlm_topk(chunk, k)
-                top_ids.append(i.cpu())
-                top_logits.append(v.cpu())
+            return m
+        # Masked copies, batched under the token budget: whole_word (the paper's teacher,
+        # bert-large-uncased-whole-word-masking, and SemGloVe's "mask the target word") masks every
+        # piece of the word in one copy and reads each piece's prediction from it; piece masks one
+        # piece per copy.
+        per = max(1, self.batch_tokens // batch.shape[1])
+        if self.spec.mlm_masking == "whole_word":
+            key = b_idx.astype(np.int64) * (int(local.max()) + 1) + local[b_idx, p_idx]
+            _, first, copy_of_piece = np.unique(key, return_index=True, return_inverse=True)
+            copy_of_piece = copy_of_piece.reshape(-1)
+            m["copy_rows"], m["copy_words"] = b_idx[first], local[b_idx[first], p_idx[first]]
         else:
-            # Masked copies, batched under the token budget: whole_word (the paper's teacher,
-            # bert-large-uncased-whole-word-masking, and SemGloVe's "mask the target word") masks every
-            # piece of the word in one copy and reads each piece's prediction from it; piece masks one
-            # piece per copy.
-            L = ids.shape[1]
-            per = max(1, self.batch_tokens // L)
-            if self.spec.mlm_masking == "whole_word":
-                key = b_idx.astype(np.int64) * (int(local.max()) + 1) + local[b_idx, p_idx]
-                _, first, copy_of_piece = np.unique(key, return_index=True, return_inverse=True)
-                copy_rows, copy_words = b_idx[first], local[b_idx[first], p_idx[first]]
-            else:
-                copy_of_piece = np.arange(len(b_idx))
-                copy_rows, copy_words = b_idx, None
-            local_t = torch.as_tensor(local, device=ids.device)
-            states = torch.empty(len(b_idx), last.shape[-1], dtype=last.dtype, device=last.device)
-            by_copy = np.argsort(copy_of_piece, kind="stable")  # the pieces of copies s..s+per: one slice
-            bounds = np.searchsorted(copy_of_piece[by_copy], np.arange(0, len(copy_rows) + per, per))
-            for c, s in enumerate(range(0, len(copy_rows), per)):
-                bb = torch.as_tensor(copy_rows[s:s + per], device=ids.device)
-                copy = ids[bb].clone()
-                if copy_words is None:
-                    copy[torch.arange(len(bb), device=ids.device), torch.as_tensor(p_idx[s:s + per], device=ids.device)] = teacher.mask_id
+            copy_of_piece = np.arange(len(b_idx))
+            m["copy_rows"] = b_idx
+        n_copies = len(m["copy_rows"])
+        by_copy = np.argsort(copy_of_piece, kind="stable")  # the pieces of copies s..s+per: one slice
+        m.update(per=per, n_copies=n_copies, by_copy=by_copy, piece_rows=copy_of_piece[by_copy],
+                 piece_cols=p_idx[by_copy],
+                 bounds=np.searchsorted(copy_of_piece[by_copy], np.arange(0, n_copies + per, per)))
+        return m
+
+    def _mlm(self, t, last, batch: Batch):
+        """Top-k MLM predictions for every piece of every target word of the batch."""
+        torch = self.torch
+        teacher, k, m = self.teacher, self.spec.mlm_topk, batch.mlm
+        if m is None:
+            return None
+        if self.spec.mlm_mode == "unmasked":
+            states = last[t["mlm_rows"], t["mlm_cols"]]
+        else:
+            states = torch.empty(len(m["words"]), last.shape[-1], dtype=last.dtype, device=last.device)
+            per, bounds = m["per"], m["bounds"]
+            for c, s in enumerate(range(0, m["n_copies"], per)):
+                bb = t["mlm_copy_rows"][s:s + per]
+                copy = t["ids"][bb].clone()
+                if "mlm_copy_words" in t:
+                    copy.masked_fill_(t["mlm_local"][bb] == t["mlm_copy_words"][s:s + per, None], teacher.mask_id)
                 else:
-                    word = torch.as_tensor(copy_words[s:s + per], device=ids.device)
-                    copy[local_t[bb] == word[:, None]] = teacher.mask_id
-                res = teacher.forward(copy, mask[bb], hidden_states=False, attentions=False)
-                pieces = by_copy[bounds[c]:bounds[c + 1]]
-                rows = torch.as_tensor(copy_of_piece[pieces] - s, device=ids.device)
-                cols = torch.as_tensor(p_idx[pieces], device=ids.device)
-                states[torch.as_tensor(pieces, device=last.device)] = res.last_hidden_state[rows, cols].to(states.dtype)
-            for chunk in torch.split(states, 1024):
-                v, i = teacher.mlm_topk(chunk, k)
-                top_ids.append(i.cpu())
-                top_logits.append(v.cpu())
-        return (words, piece_ids, torch.cat(top_ids).numpy(), torch.cat(top_logits).numpy())
+                    copy[torch.arange(len(bb), device=copy.device), t["mlm_cols"][s:s + per]] = teacher.mask_id
+                res = teacher.forward(copy, t["mask"][bb], hidden_states=False, attentions=False)
+                pieces = slice(int(bounds[c]), int(bounds[c + 1]))
+                states[t["mlm_by_copy"][pieces]] = res.last_hidden_state[
+                    t["mlm_piece_rows"][pieces] - s, t["mlm_piece_cols"][pieces]].to(states.dtype)
+        top_ids, top_logits = [], []
+        for chunk in torch.split(states, 1024):
+            v, i = teacher.mlm_topk(chunk, k)
+            top_ids.append(i)
+            top_logits.append(v)
+        return m["words"], m["piece_ids"], torch.cat(top_ids).cpu().numpy(), torch.cat(top_logits).cpu().numpy()
 
     def _mlm_arrays(self, chunks):
         k = self.spec.mlm_topk
@@ -569,5 +671,6 @@ def iter_features(teacher, shard, spec: FeatureSpec, vocab=None, part_sentences:
                   ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
     """``(part index, arrays)`` of a shard, computed now: the on-the-fly path methods can call."""
     extractor = extractor or FeatureExtractor(teacher, spec, vocab, batch_tokens)
-    for part in iter_parts(shard, spec.context, part_sentences, start_part, spec.sentences):
-        yield part.index, extractor.extract(part)
+    for part, arrays in extractor.extract_parts(iter_parts(shard, spec.context, part_sentences, start_part,
+                                                           spec.sentences)):
+        yield part.index, arrays

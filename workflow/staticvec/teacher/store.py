@@ -5,13 +5,17 @@ Layout of one shard's features (``OUT`` is a directory)::
     OUT/features.json          the sidecar, written last (the Snakemake output: "this shard is done")
     OUT/plan.json              what the parts were computed with (a resumed run must match it)
     OUT/parts/part-00000.npz   arrays of the first ``part_sentences`` training sentences (see features.py)
-    OUT/parts/ase-00003.npz    ASE running sums through part 3 (only the newest is kept)
+    OUT/parts/ase-00003.npz    ASE running sums through part 3: a checkpoint, written every few minutes
+                               of work and after the last part (only the newest is kept)
     OUT/ase.npz                final ASE words: word_ids (the n vocabulary ids met, sorted), counts, layers,
                                word_list (the vocabulary ids ASE covers: every word, or the given list)
     OUT/ase_sums.npy           their sums (layers+1, n, d) float32, layer-major: readers map one layer
 
-Every file is written atomically. An interrupted job restarts at the first part without a file
-(and the ASE sums of the last finished part), so a resumed shard equals an uninterrupted one.
+Every file is written atomically. An interrupted job restarts at the first part without a file, or
+with ASE sums at the part after their newest checkpoint (the parts after it are computed again and
+come out the same), so a resumed shard equals an uninterrupted one. ASE sums are checkpointed by
+time, not after every part: they hold every layer of every word met (40 KB a word for BERT-base), and
+at paper scale writing them after each part would cost more than computing the part.
 
 Readers: :class:`FeatureStore` (``parts()``, ``iter_sentences()``, ``ase()``) and
 :func:`iter_word_vectors`, which reads stored features or, given a teacher, computes them on the
@@ -25,18 +29,21 @@ import json
 import logging
 import os
 import time
+from itertools import islice
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
-from staticvec.errors import InputFileError, StaticvecError
+from staticvec.errors import InputFileError
 from staticvec.files import atomic_path, read_json, sha256_of, write_json
 from staticvec.corpus.shards import iter_records
 from staticvec.teacher.features import FeatureExtractor, FeatureSpec, iter_parts
+from staticvec.teacher.pipeline import BackgroundWriter
 
 log = logging.getLogger(__name__)
 
+ASE_CHECKPOINT_SECONDS = 600.0  # the ASE sums are checkpointed after at most this much work (and at the end)
 FORMAT_VERSION = 2  # 2: ASE sums of the words met only, layer-major in ase_sums.npy
 READABLE_FORMATS = (1, 2)  # format 1 differs only in its ASE sums, which ase() refuses
 
@@ -78,10 +85,16 @@ def plan_of(teacher, spec: FeatureSpec, shard, vocab_path, part_sentences: int, 
 
 def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None, vocab_path=None,
                          part_sentences: int = 4096, batch_tokens: int = 8192, ase_words=None,
-                         max_parts: int | None = None, progress: bool = True) -> dict:
+                         max_parts: int | None = None, progress: bool = True, overlap: bool | None = None,
+                         ase_checkpoint_seconds: float = ASE_CHECKPOINT_SECONDS) -> dict:
     """Compute and store one shard's features, resuming from finished parts; returns the sidecar.
 
     ``max_parts`` stops after that many new parts (used by tests to simulate an interruption).
+    ``ase_checkpoint_seconds``: the ASE sums are checkpointed after the first part finished that long
+    after the last checkpoint (0: after every part), and after the last part.
+    ``overlap`` (default: when the teacher runs on an accelerator) reads and tokenises the next part and
+    writes the last one in background threads while a part is computed (:mod:`.pipeline`); the files
+    are the same either way.
     """
     out_dir = Path(out_dir)
     parts_dir = out_dir / "parts"
@@ -96,13 +109,14 @@ def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None,
     (out_dir / "features.json").unlink(missing_ok=True)
 
     extractor = FeatureExtractor(teacher, spec, vocab, batch_tokens, ase_words)
+    overlap = extractor.on_accelerator if overlap is None else overlap
     done = _finished_parts(parts_dir)
     start = len(done)
-    if start and spec.ase:
-        ase_file = parts_dir / f"ase-{start - 1:05d}.npz"
-        if not ase_file.exists():  # the ASE checkpoint is written before its part: should not happen
-            raise StaticvecError(f"{out_dir}: part {start - 1} has no ASE checkpoint; delete {parts_dir} and rerun")
-        extractor.load_ase_state(_load_npz(ase_file))
+    if start and spec.ase:  # on from the newest ASE checkpoint (the parts after it again)
+        checkpoint = _ase_checkpoint(parts_dir, start)
+        start = 0 if checkpoint is None else checkpoint + 1
+        if checkpoint is not None:
+            extractor.load_ase_state(_load_npz(parts_dir / f"ase-{checkpoint:05d}.npz"))
     if start:
         log.info("%s: resuming after %d finished part(s)", out_dir, start)
 
@@ -111,31 +125,54 @@ def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None,
     # starts the bar at the sentences of its finished parts
     total = sum(1 for record in iter_records(shard) if record.keep and record.tokens)
     initial = 0
-    for f in done:
+    for f in done[:start]:
         with np.load(f) as data:
             initial += len(data["sentence_records"])
     bar = tqdm(desc=f"teacher {Path(shard).name}", unit="sent", mininterval=30, total=total, initial=initial)
     started, n_new, pieces = time.time(), 0, 0
     truncated = 0
-    for part in iter_parts(shard, spec.context, part_sentences, start_part=start, sentences=spec.sentences):
+    parts = iter_parts(shard, spec.context, part_sentences, start_part=start, sentences=spec.sentences)
+    if max_parts is not None:
+        parts = islice(parts, max_parts)
+    checkpointed, last_part = time.time(), None  # the last ASE checkpoint; the last part computed, unless checkpointed
+    with BackgroundWriter(background=overlap) as writer:
+        for part, arrays in extractor.extract_parts(parts, overlap):
+            truncated += extractor.n_truncated
+            pieces += int(arrays["word_pieces"].sum())
+            ase = None
+            if spec.ase and time.time() - checkpointed >= ase_checkpoint_seconds:
+                ase, checkpointed = extractor.ase_state(), time.time()  # the sums through this part, taken now
+            writer.submit(_write_part, parts_dir, part.index, arrays, ase)
+            last_part = part.index if ase is None else None
+            n_new += 1
+            bar.update(len(part.sentences))
         if max_parts is not None and n_new >= max_parts:
-            break
-        arrays = extractor.extract(part)
-        truncated += extractor.n_truncated
-        pieces += int(arrays["word_pieces"].sum())
-        if spec.ase:  # checkpoint first: a part file without its ASE sums must never exist
-            _save_npz(parts_dir / f"ase-{part.index:05d}.npz", extractor.ase_state())
-            for old in parts_dir.glob("ase-*.npz"):
-                if old.name != f"ase-{part.index:05d}.npz":
-                    old.unlink()
-        _save_npz(parts_dir / f"part-{part.index:05d}.npz", arrays)
-        n_new += 1
-        bar.update(len(part.sentences))
+            bar.close()
+            return {}
+        if spec.ase and last_part is not None:
+            writer.submit(_write_part, parts_dir, last_part, None, extractor.ase_state())
     bar.close()
-    if max_parts is not None and n_new >= max_parts:
-        return {}
     elapsed = time.time() - started
     return _finish(out_dir, plan, extractor, teacher, spec, vocab, elapsed, pieces, n_new, truncated)
+
+
+def _write_part(parts_dir: Path, index: int, arrays: dict[str, np.ndarray] | None, ase: dict | None) -> None:
+    """A finished part's file, then the ASE sums through it where given, then the older checkpoint removed: an
+    interruption at any point leaves a checkpoint whose part is finished (or none), never a newer one alone."""
+    if arrays is not None:
+        _save_npz(parts_dir / f"part-{index:05d}.npz", arrays)
+    if ase is not None:
+        _save_npz(parts_dir / f"ase-{index:05d}.npz", ase)
+        for old in parts_dir.glob("ase-*.npz"):
+            if old.name != f"ase-{index:05d}.npz":
+                old.unlink()
+
+
+def _ase_checkpoint(parts_dir: Path, n_done: int) -> int | None:
+    """The part of the newest ASE checkpoint among the ``n_done`` finished parts, or None."""
+    indices = [int(f.stem.split("-")[1]) for f in parts_dir.glob("ase-*.npz") if f.stem.split("-")[1].isdigit()]
+    indices = [i for i in indices if i < n_done]
+    return max(indices) if indices else None
 
 
 def _finished_parts(parts_dir: Path) -> list[Path]:
@@ -298,7 +335,8 @@ def iter_word_vectors(source, layer: int | None = None, teacher=None, spec: Feat
         spec = spec or FeatureSpec(layers=(-1 if layer is None else layer,))
         extractor = FeatureExtractor(teacher, spec, vocab, batch_tokens)
         key = f"word_vectors.{extractor.layers[0]}"
-        parts = (extractor.extract(p) for p in iter_parts(source, spec.context, part_sentences, sentences=spec.sentences))
+        parts = (arrays for _, arrays in extractor.extract_parts(
+            iter_parts(source, spec.context, part_sentences, sentences=spec.sentences)))
     for arrays in parts:
         offsets, ids, vecs = arrays["sentence_offsets"], arrays["word_ids"], arrays[key]
         for i in range(len(offsets) - 1):
