@@ -963,9 +963,25 @@ class Workflow:
             from staticvec.report.claims import claimed_embeddings
 
             named = claimed_embeddings(self.claims_spec, self.sheet.ids(), set(self.selected_claims()))
+            self._check_reduced_sweeps(named)
             named = [e for e in named if e in self.sheet and (self.seed_sweeps or self.sheet[e].sweep is None)]
             self._claimed = set(self.sheet.closure(named))
         return self._claimed
+
+    def _check_reduced_sweeps(self, named) -> None:
+        """A sweep that config ``sweep_fractions`` puts on a development subset must be read by no selected
+        claim: the embeddings a claim reads train at the sheet's scale."""
+        reduced = self.config.get("sweep_fractions") or {}
+        hit = {e: self.sheet[e].sweep for e in named if e in self.sheet and self.sheet[e].sweep in reduced}
+        if hit:
+            from staticvec.report.claims import claimed_embeddings
+
+            readers = [cid for cid in self.selected_claims()
+                       if set(claimed_embeddings(self.claims_spec, self.sheet.ids(), {cid})) & set(hit)]
+            raise StaticvecError(
+                f"config key 'sweep_fractions': claim(s) {', '.join(readers)} read "
+                + ", ".join(f"{e} (sweep {s})" for e, s in hit.items())
+                + "; a sweep a claim reads keeps the sheet's corpus fraction")
 
     def claims_file(self, suffix: str = "md") -> str:
         return f"{self.results_dir}/tables/claims.{suffix}"

@@ -366,7 +366,7 @@ def _as_sweep(sweep):
         return sweep
     data = json.loads(sweep) if isinstance(sweep, str) else dict(sweep)
     return Sweep(data["id"], list(data["bases"]), data["param"], list(data["values"]), dict(data.get("linked") or {}),
-                 data.get("fraction"), data.get("description", ""))
+                 data.get("fraction"), data.get("description", ""), data.get("id_key"))
 
 
 # ------------------------------------------------------------------ data: t-SNE
