@@ -26,7 +26,6 @@ class RuleFunctions:
         self.P = RulePaths(self.R)
         tagging = config.get("tagging", {})
         self.tagging = tagging
-        self.tag_seeds = tagging.get("seeds") or config.get("seeds", [1])
         self.tag_tasks = tagging.get("tasks", ["chunk", "pos", "ner"])
         self.tag_threads = tagging.get("threads", 1)
         self.device = config.get("device", "auto")
@@ -239,8 +238,9 @@ class RuleFunctions:
         """The embedding of the first training seed (classification runs its own seeds on it)."""
         return self.W.embedding(wildcards.emb, self.W.seeds(wildcards.emb)[0])
 
-    def classification_args(self) -> str:
-        return arguments.config_arguments(self.config)
+    def classification_args(self, wildcards) -> str:
+        """The classify flags of one row: its classifier seeds (``Workflow.extrinsic_seeds``) and the settings."""
+        return arguments.config_arguments(self.config, self.W.extrinsic_seeds(wildcards.emb, "classification"))
 
     @property
     def classification_threads(self) -> int:
@@ -291,7 +291,8 @@ class RuleFunctions:
         return self.W.embedding(wildcards.emb, seed if seed in seeds else seeds[0])
 
     def tag_runs(self, wildcards) -> list[str]:
-        return [self.tag_result(wildcards.emb, task, seed) for task in self.tag_tasks for seed in self.tag_seeds]
+        seeds = self.W.extrinsic_seeds(wildcards.emb, "tagging")
+        return [self.tag_result(wildcards.emb, task, seed) for task in self.tag_tasks for seed in seeds]
 
     def tag_data_inputs(self, wildcards) -> list[str]:
         return arguments.tag_data_inputs(self.config, wildcards.task, self.W)

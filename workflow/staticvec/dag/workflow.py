@@ -62,6 +62,7 @@ class Workflow:
         self.claims_sheet = sheets.get("claims", "config/claims.yaml")
         self._claims = None
         self._claimed = None
+        self._extrinsic_claimed: dict[str, set[str]] = {}
         self._intrinsic_sets = None
         # which seeded embeddings train every seed: those a selected claim names (claims) or all of them
         self.seeds_for = config.get("seeds_for", "claims")
@@ -982,6 +983,28 @@ class Workflow:
                 f"config key 'sweep_fractions': claim(s) {', '.join(readers)} read "
                 + ", ".join(f"{e} (sweep {s})" for e, s in hit.items())
                 + "; a sweep a claim reads keeps the sheet's corpus fraction")
+
+    def extrinsic_seeds(self, emb: str, source: str) -> list[int]:
+        """The seeds of the taggers (``source`` tagging) or classifiers (classification) of one row: the
+        section's ``seeds`` where the config lists them; with ``seeds: null`` the run's seeds for the rows a
+        selected claim of that source reads (``seeds_for: claims``; every row with ``all``), the first for
+        the others. A tagging row of the teacher's frozen vectors (``contextual-<teacher>``) is the claims'
+        ``contextual``."""
+        from staticvec.report.claims import claim_refs, claimed_embeddings
+
+        listed = (self.config.get(source) or {}).get("seeds")
+        if listed:
+            return list(listed)
+        if self.seeds_for == "all":
+            return self.all_seeds
+        if source not in self._extrinsic_claimed:
+            spec = self.claims_spec
+            chosen = {cid for cid in self.selected_claims() if spec["claims"][cid].get("source") == source}
+            named = set(claimed_embeddings(spec, self.sheet.ids(), chosen))
+            named |= {CONTEXTUAL for cid in chosen if CONTEXTUAL in claim_refs(spec["claims"][cid])}
+            self._extrinsic_claimed[source] = named
+        key = CONTEXTUAL if emb == self.contextual_id else emb
+        return self.all_seeds if key in self._extrinsic_claimed[source] else self.all_seeds[:1]
 
     def claims_file(self, suffix: str = "md") -> str:
         return f"{self.results_dir}/tables/claims.{suffix}"
