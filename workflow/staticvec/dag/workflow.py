@@ -749,7 +749,9 @@ class Workflow:
     def table_result_args(self, table_id: str) -> str:
         import shlex
 
-        return " ".join(shlex.quote(f"{rid}={path}") for rid, path in self.table_results(table_id))
+        pairs = self.table_results(table_id)
+        reduced = self.reduced_args([rid for rid, _ in pairs], self.tables[table_id]["source"])
+        return shlex.join(reduced + [f"{rid}={path}" for rid, path in pairs])
 
     def selected(self, kind: str, available: list[str]) -> list[str]:
         chosen = (self.config.get("targets") or {}).get(kind, "all")
@@ -857,6 +859,7 @@ class Workflow:
             args += ["--corpus-manifest", inputs["corpus"]]
         if "attention" in inputs:
             args += ["--attention", inputs["attention"]]
+        args += self.reduced_args(rid for rid, _ in self.figure_results(figure_id))
         args += [f"{rid}={path}" for rid, path in self.figure_results(figure_id)]
         return shlex.join(args)
 
@@ -933,10 +936,45 @@ class Workflow:
         import shlex
 
         rows = json.dumps(self.summary_rows(), sort_keys=True)
-        return shlex.join(["--rows", rows, *(f"{rid}={path}" for rid, path in self.summary_results())])
+        return shlex.join(["--rows", rows, *self.reduced_args(row["id"] for row in self.summary_rows()),
+                           *(f"{rid}={path}" for rid, path in self.summary_results())])
 
     def summary_targets(self) -> list[str]:
         return [self.summary_file("md")] if (self.config.get("targets") or {}).get("summary", True) else []
+
+    # ------------------------------------------------------------ what a table or figure reads below the run's scale
+    def reduced_inputs(self, ids, source: str = "intrinsic") -> dict:
+        """For a caption: the embeddings among ``ids`` (result ids of a table or figure) that were made below
+        the run's scale — trained on a fraction of the corpus that is not the value their own sweep varies
+        (a development subset: the sheet's or config ``sweep_fractions``), seeded and trained with fewer seeds
+        than the run's, or (``source`` tagging / classification) scored by fewer taggers or classifiers than
+        the run's seeds. {"run_seeds": [...], "source": ..., "items": [{id, sweep, fraction, seeds,
+        extrinsic_seeds}]}; no items when everything is at the run's scale."""
+        items = []
+        for rid in dict.fromkeys(ids):
+            emb = rid.split("@")[0]
+            item = {"id": emb}
+            if source in ("tagging", "classification"):
+                seeds = self.extrinsic_seeds(self.contextual_id if emb == CONTEXTUAL else emb, source)
+                if len(seeds) < len(self.all_seeds):
+                    item["extrinsic_seeds"] = seeds
+            if emb in self.sheet:
+                spec = self.spec(emb)
+                sweep = self.sheet.sweeps.get(spec.sweep) if spec.sweep else None
+                if spec.fraction < 1 and not (sweep is not None and sweep.param == "fraction"):
+                    item["fraction"] = spec.fraction
+                if source == "intrinsic" and self.is_random(emb) and len(self.seeds(emb)) < len(self.all_seeds):
+                    item["seeds"] = self.seeds(emb)
+                if len(item) > 1:
+                    item["sweep"] = spec.sweep
+            if len(item) > 1:
+                items.append(item)
+        return {"run_seeds": self.all_seeds, "source": source, "items": items}
+
+    def reduced_args(self, ids, source: str = "intrinsic") -> list[str]:
+        """``--reduced JSON`` of a report command (nothing when every input is at the run's scale)."""
+        reduced = self.reduced_inputs(ids, source)
+        return ["--reduced", json.dumps(reduced, sort_keys=True)] if reduced["items"] else []
 
     # ------------------------------------------------------------ claims
     @property

@@ -8,7 +8,7 @@ modules' ``*_from_files`` functions.
 
 from __future__ import annotations
 
-from staticvec.cli_args import add_group, add_out_arg, add_root_arg, assignments, json_arg
+from staticvec.cli_args import add_group, add_out_arg, add_reduced_arg, add_root_arg, assignments, json_arg
 
 
 def register(subparsers) -> None:
@@ -26,6 +26,7 @@ def register(subparsers) -> None:
     add_out_arg(p, flag="--out-csv", help="table as CSV (ours, paper, difference per cell)")
     add_out_arg(p, flag="--out-md", help="table as Markdown with its provenance caption")
     p.add_argument("--meta", help="JSON or YAML with corpus, tokens, teacher (the run manifest)")
+    add_reduced_arg(p)
     add_root_arg(p, help="repository root the sheet's paths are relative to")
     p.set_defaults(handler=_table)
 
@@ -53,6 +54,7 @@ def register(subparsers) -> None:
     p.add_argument("--sweep", help="curves/bars: the sweep's definition as JSON (id, bases, param, values, linked)")
     p.add_argument("--corpus-manifest", help="the corpus manifest (x: tokens)")
     p.add_argument("--attention", help="attention figures: the attention dump (JSON)")
+    add_reduced_arg(p)
     add_out_arg(p, flag="--out-pdf", help="figure as PDF")
     add_out_arg(p, flag="--out-png", help="figure as PNG (for the HTML report)")
     add_out_arg(p, flag="--out-manifest", required=False, help="default: <out-pdf without .pdf>.manifest.json")
@@ -69,6 +71,7 @@ def register(subparsers) -> None:
     add_out_arg(p, flag="--out-md", help="summary as Markdown")
     add_out_arg(p, flag="--out-html", required=False, help="also an HTML page (shown inline by snakemake --report)")
     p.add_argument("--claims", help="the claims' verdicts (tables/claims.json): one count line per paper on top")
+    add_reduced_arg(p)
     add_root_arg(p, help="repository root the paper tables are read from (default .)")
     p.set_defaults(handler=_summary)
 
@@ -116,8 +119,12 @@ def _table(args) -> int:
     from staticvec.report.tables import table_from_files
 
     table_from_files(args.spec, args.table, assignments(args.results, "ID=RESULT.json"), args.out_csv, args.out_md,
-                     args.meta, args.root)
+                     args.meta, args.root, reduced=_reduced(args))
     return 0
+
+
+def _reduced(args) -> dict | None:
+    return json_arg(args.reduced, "--reduced") if args.reduced else None
 
 
 def _caption_fields(corpus: dict, teacher: str | None) -> dict:
@@ -167,7 +174,7 @@ def _figure(args) -> int:
 
     record = figure_from_files(args.spec, args.figure, assignments(args.results or [], "ID=FILE"), args.out_pdf,
                                args.out_png, args.out_manifest, args.manifest, args.sweep, args.corpus_manifest,
-                               args.attention, args.root)
+                               args.attention, args.root, reduced=_reduced(args))
     print(record["caption"])
     return 0
 
@@ -176,7 +183,7 @@ def _summary(args) -> int:
     from staticvec.report.summary import summary_from_files
 
     summary_from_files(args.spec, json_arg(args.rows, "--rows"), protocol_results(args.results), args.out_csv,
-                       args.out_md, args.out_html, args.manifest, args.claims, args.root)
+                       args.out_md, args.out_html, args.manifest, args.claims, args.root, reduced=_reduced(args))
     return 0
 
 

@@ -666,7 +666,8 @@ def _seed_of(path: str | None):
 
 def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_manifest=None, sweep=None,
                 results: dict | None = None, embeddings: dict | None = None, attention=None,
-                corpus_manifest: dict | None = None, labels: dict | None = None, root=".") -> dict:
+                corpus_manifest: dict | None = None, labels: dict | None = None, root=".",
+                reduced: dict | None = None) -> dict:
     """Draw figure ``fid`` of the sheet and write PDF, PNG and the manifest; returns the manifest record.
 
     ``results``: {variant id: [result files]} (curves, bars); ``embeddings``: {embedding id: vectors
@@ -748,8 +749,11 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
                 + (f" Not in the vocabulary, so not shown: {', '.join(dropped)}." if dropped else ""))
     else:  # pragma: no cover - the schema allows no other kind
         raise StaticvecError(f"figure {fid}: unknown kind {kind!r}")
+    from staticvec.report.provenance import reduced_text
+
     made = manifest.get("provenance_caption")
-    lines = [entry.get("caption", "").strip(), ours, f"Made with: {made}." if made else "Made with: (no run manifest)."]
+    lines = [entry.get("caption", "").strip(), ours, reduced_text(reduced, manifest.get("tokens")),
+             f"Made with: {made}." if made else "Made with: (no run manifest)."]
     add_caption(fig, lines)
     try:
         for out, fmt in ((out_pdf, "pdf"), (out_png, "png")):
@@ -790,7 +794,8 @@ def _jsonable(value):
 
 def figure_from_files(spec: str, figure: str, results: dict[str, list[str]], out_pdf: str, out_png: str,
                       out_manifest: str | None = None, manifest: str | None = None, sweep: str | None = None,
-                      corpus_manifest: str | None = None, attention: str | None = None, root: str = ".") -> dict:
+                      corpus_manifest: str | None = None, attention: str | None = None, root: str = ".",
+                      reduced: dict | None = None) -> dict:
     """Draw figure ``figure`` of the report sheet ``spec`` from files: ``results`` = {id: [files]}
     (curves/bars: evaluation results by variant id, one per seed; t-SNE: vectors by embedding id),
     the run ``manifest`` (provenance caption), the ``sweep``'s definition (JSON), the corpus
@@ -810,5 +815,5 @@ def figure_from_files(spec: str, figure: str, results: dict[str, list[str]], out
         out_manifest=out_manifest, sweep=sweep, results=results if kind in ("curve", "bars", "training") else None,
         embeddings=embeddings, attention=attention,
         corpus_manifest=read_json(corpus_manifest) if corpus_manifest else None,
-        labels=sheet.get("labels"), root=root,
+        labels=sheet.get("labels"), root=root, reduced=reduced,
     )
