@@ -43,6 +43,7 @@ LOG_STEMS = {
     "paper_table": "tables/{paper}/{table}",
     "summary_table": "tables/summary",
     "claims": "tables/claims",
+    "corpus_scale": "tables/scale/corpus_scale",
     "figure": "figures/{paper}/{figure}",
     "provenance": "report/provenance",
     "run_manifest": "report/manifest",

@@ -63,6 +63,7 @@ class Workflow:
         self._claims = None
         self._claimed = None
         self._extrinsic_claimed: dict[str, set[str]] = {}
+        self._signatures: dict[str, str] | None = None
         self._intrinsic_sets = None
         # which seeded embeddings train every seed: those a selected claim names (claims) or all of them
         self.seeds_for = config.get("seeds_for", "claims")
@@ -644,6 +645,11 @@ class Workflow:
         best_layer = (self.config.get("methods", {}).get("ase") or {}).get("best_layer")
         if best_layer:  # ASE's `layer: best` is chosen on these sets of the layer sweep
             reads.append(([path for _, path in self.ase_best_results()], data_sets(best_layer["metrics"])))
+        if self.corpus_scale_targets():
+            files = dict(self.corpus_scale_results())
+            for panel in self.corpus_scale_panels():
+                reads.append(([path for key, path in files.items() if key.startswith(panel["protocol"] + "/")],
+                              data_sets(metric_items(panel["metric"]))))
         if self.summary_targets():
             columns = (self.figures_spec.get("summary") or {}).get("columns")
             reads.append(([path for _, path in self.summary_results()], data_sets(columns) if columns else None))
@@ -976,6 +982,100 @@ class Workflow:
         reduced = self.reduced_inputs(ids, source)
         return ["--reduced", json.dumps(reduced, sort_keys=True)] if reduced["items"] else []
 
+    # ------------------------------------------------------------ corpus-size curves
+    @property
+    def corpus_scale_spec(self) -> dict:
+        """The report sheet's ``corpus_scale`` block ({} when it has none)."""
+        return self.figures_spec.get("corpus_scale") or {}
+
+    def corpus_scale_sweep(self):
+        return self.sheet.sweeps[self.corpus_scale_spec["sweep"]]
+
+    def run_signature(self, emb: str) -> str:
+        """What decides an embedding's run: method, resolved parameters, corpus fraction, teacher, what it
+        post-processes and the development curve its trainer records (``same_run``'s identity)."""
+        spec = self.spec(emb)
+        return json.dumps([spec.method, self.params(emb), spec.fraction, spec.teacher, spec.base,
+                           self.dev_curve_args(emb)], sort_keys=True, default=str)
+
+    def equivalent(self, emb: str) -> str:
+        """The first entry of the sheet (main entries first, then the sweeps' points in sheet order) whose run
+        is ``emb``'s: a reader of a sweep point that repeats another entry's run reads that entry's results,
+        so the corpus-size curve's whole-corpus points are the main rows and X2Static_para's fractions are
+        X2Static Figure 1's."""
+        if self._signatures is None:
+            self._signatures = {}
+            for eid in self.sheet.ids():
+                self._signatures.setdefault(self.run_signature(eid), eid)
+        return self._signatures.get(self.run_signature(emb), emb)
+
+    def corpus_scale_points(self) -> dict[str, dict[str, str]]:
+        """{base: {fraction (as the sweep writes it): the embedding whose first seed is that point}}."""
+        sweep = self.corpus_scale_sweep()
+        return {base: {f"{value:g}": self.equivalent(sweep.variant_id(base, value)) for value in sweep.values}
+                for base in sweep.bases}
+
+    def corpus_scale_panels(self) -> list[dict]:
+        """The panels: the sheet's metrics, then (``claim_means``) one per distinct averaged metric of the
+        selected intrinsic claims, each with its protocol, the claims that use it and the paper tables its
+        numbers are read from (the claims' tables)."""
+        from staticvec.report.claims import PAPERS
+
+        scale = self.corpus_scale_spec
+        panels = [{"metric": p["metric"], "protocol": p["protocol"], "claims": [], "tables": []} for p in scale["panels"]]
+        if scale.get("claim_means"):
+            claims = self.claims_spec["claims"]
+            for cid in self.selected_claims():
+                claim = claims[cid]
+                metric = claim["metric"]
+                if claim.get("source", "intrinsic") != "intrinsic" or not isinstance(metric, dict) or "mean" not in metric:
+                    continue
+                key = {"mean": list(metric["mean"])}
+                panel = next((p for p in panels if p["metric"] == key and p["protocol"] == claim["protocol"]), None)
+                if panel is None:
+                    panel = {"metric": key, "protocol": claim["protocol"], "claims": [], "tables": [],
+                             "paper": PAPERS.get(claim["paper"], claim["paper"])}
+                    panels.append(panel)
+                panel["claims"].append(cid)
+                if claim.get("table") and claim["table"] not in panel["tables"]:
+                    panel["tables"].append(claim["table"])
+        return panels
+
+    def corpus_scale_results(self) -> list[tuple[str, str]]:
+        """(PROTOCOL/ID, file) pairs the curves read: the first seed of every point and line, per protocol
+        (none when the report sheet has no corpus_scale block)."""
+        scale = self.corpus_scale_spec
+        if not scale:
+            return []
+        ids = [e for points in self.corpus_scale_points().values() for e in points.values()] + list(scale["lines"])
+        protocols = list(dict.fromkeys(p["protocol"] for p in self.corpus_scale_panels()))
+        return [(f"{p}/{e}", self.intrinsic_result(e, self.seeds(e)[0], p)) for p in protocols for e in dict.fromkeys(ids)]
+
+    def corpus_scale_file(self, suffix: str) -> str:
+        """{R}/tables/scale/corpus_scale.{md,csv} and {R}/figures/scale/corpus_scale.{pdf,png,manifest.json}."""
+        kind = "tables" if suffix in ("md", "csv") else "figures"
+        return f"{self.results_dir}/{kind}/scale/corpus_scale.{suffix}"
+
+    def corpus_scale_targets(self) -> list[str]:
+        wanted = (self.config.get("targets") or {}).get("corpus_scale", False) and self.corpus_scale_spec
+        return [self.corpus_scale_file("md"), self.corpus_scale_file("pdf")] if wanted else []
+
+    def corpus_scale_result_files(self) -> list[str]:
+        return list(dict.fromkeys(path for _, path in self.corpus_scale_results()))
+
+    def corpus_scale_args(self) -> str:
+        """What `staticvec report corpus-scale` needs beyond its files: the sweep, the points, the panels."""
+        import dataclasses
+        import shlex
+
+        if not self.corpus_scale_spec:
+            return ""
+        args = ["--sweep", json.dumps(dataclasses.asdict(self.corpus_scale_sweep()), default=str),
+                "--points", json.dumps(self.corpus_scale_points()),
+                "--panels", json.dumps(self.corpus_scale_panels()),
+                *(f"{key}={path}" for key, path in self.corpus_scale_results())]
+        return shlex.join(args)
+
     # ------------------------------------------------------------ claims
     @property
     def claims_spec(self) -> dict:
@@ -1090,7 +1190,7 @@ class Workflow:
     # ------------------------------------------------------------ targets
     def final_targets(self) -> list[str]:
         return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets(), *self.figure_targets(),
-                *self.summary_targets(), *self.claims_targets()]
+                *self.summary_targets(), *self.claims_targets(), *self.corpus_scale_targets()]
 
 
 def alternatives(names) -> str:

@@ -92,6 +92,25 @@ def register(subparsers) -> None:
     add_root_arg(p, help="repository root the sheets' paths are relative to")
     p.set_defaults(handler=_claims)
 
+    p = sub.add_parser("corpus-scale", help="each corpus-trained method over corpus size: a table and a figure of "
+                                            "its scores, the corpus-free levels and where it reaches Model2Vec")
+    p.add_argument("results", nargs="*", metavar="PROTOCOL/ID=RESULT.json",
+                   help="evaluation results of the points and levels by protocol and embedding id (seed 1)")
+    p.add_argument("--spec", default="config/figures.yaml", help="the report sheet (its corpus_scale block)")
+    p.add_argument("--tables", default="config/tables.yaml", help="the tables sheet (the papers' printed numbers)")
+    p.add_argument("--sweep", required=True, help="the sweep's definition as JSON (bases, fractions)")
+    p.add_argument("--points", required=True, help='JSON {base: {fraction: embedding id}}: whose result each point is')
+    p.add_argument("--panels", required=True, help='JSON list of {"metric", "protocol", "tables", "claims"}')
+    p.add_argument("--corpus-manifest", required=True, help="the corpus manifest (tokens of each fraction's shards)")
+    p.add_argument("--manifest", help="the run's provenance (caption)")
+    add_out_arg(p, flag="--out-md", help="table as Markdown")
+    add_out_arg(p, flag="--out-csv", help="table as CSV")
+    add_out_arg(p, flag="--out-pdf", help="figure as PDF")
+    add_out_arg(p, flag="--out-png", help="figure as PNG")
+    add_out_arg(p, flag="--out-manifest", required=False, help="default: <out-pdf without .pdf>.manifest.json")
+    add_root_arg(p, help="repository root the sheets' paths are relative to")
+    p.set_defaults(handler=_corpus_scale)
+
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
                                          "and per-rule job times (results/reference/)")
     p.add_argument("--run", required=True, help="the run's results directory, e.g. results/default")
@@ -196,6 +215,17 @@ def _claims(args) -> int:
                                 selected=json_arg(args.select, "--select") if args.select else None,
                                 manifest=args.manifest, root=args.root)
     print("\n".join(counts_lines(counts(records))))
+    return 0
+
+
+def _corpus_scale(args) -> int:
+    from staticvec.report.corpus_scale import corpus_scale_from_files
+
+    record = corpus_scale_from_files(args.spec, args.tables, json_arg(args.panels, "--panels"), args.sweep,
+                                     json_arg(args.points, "--points"), protocol_results(args.results),
+                                     args.corpus_manifest, args.out_md, args.out_csv, args.out_pdf, args.out_png,
+                                     args.out_manifest, args.manifest, args.root)
+    print(record["caption"])
     return 0
 
 

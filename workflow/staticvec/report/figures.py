@@ -135,6 +135,26 @@ def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
             if sheet is not None and entry["embedding"] in sheet and sheet[entry["embedding"]].method != "bert_sg":
                 problems.append(f"{where}: attention weights exist only for method bert_sg, "
                                 f"not {sheet[entry['embedding']].method!r}")
+    scale = spec.get("corpus_scale")
+    if scale:
+        where = f"{path}: corpus_scale"
+        for k, panel in enumerate(scale["panels"]):
+            check_metrics(f"{where}.panels[{k}]", [panel["metric"]])
+            check_protocol(f"{where}.panels[{k}]", panel["protocol"])
+        sweep = sheet.sweeps.get(scale["sweep"]) if sheet is not None else None
+        if sheet is not None and sweep is None:
+            problems.append(f"{where}: sweep {scale['sweep']!r} is not in {sheet.source} (known: {', '.join(sheet.sweeps)})")
+        elif sweep is not None and sweep.param != "fraction":
+            problems.append(f"{where}: sweep {sweep.id!r} varies {sweep.param!r}, not the corpus fraction")
+        for emb in scale["lines"]:
+            check_embedding(f"{where}.lines", emb)
+        reached = [scale["crossing"], *(scale.get("crossing_for") or {}).values()]
+        if any(e not in scale["lines"] for e in reached):
+            problems.append(f"{where}: crossing {sorted(set(reached) - set(scale['lines']))} must be among its lines")
+        for key in ("crossing_for", "paper_tables"):
+            extra = sorted(set(scale.get(key) or {}) - set(sweep.bases)) if sweep is not None else []
+            if extra:
+                problems.append(f"{where}.{key}: {extra} are not bases of sweep {sweep.id!r}")
     summary = spec.get("summary") or {}
     check_metrics(f"{path}: summary.columns", summary.get("columns", []))
     for protocol in summary.get("protocols", []):
