@@ -111,6 +111,16 @@ def register(subparsers) -> None:
     add_root_arg(p, help="repository root the sheets' paths are relative to")
     p.set_defaults(handler=_corpus_scale)
 
+    p = sub.add_parser("verdicts", help="each claim's verdict in two runs side by side (e.g. the tour at 1M and the "
+                                        "claims scale at 10M tokens): which moved, and how far each difference moved")
+    p.add_argument("--before", required=True, help="the first run: its results directory or its tables/claims.json")
+    p.add_argument("--after", required=True, help="the second run: its results directory or its tables/claims.json")
+    p.add_argument("--before-label", help="the first run's column name (default: its corpus tokens, e.g. 1M)")
+    p.add_argument("--after-label", help="the second run's column name (default: its corpus tokens, e.g. 10M)")
+    add_out_arg(p, flag="--out-md", help="the comparison as Markdown")
+    add_out_arg(p, flag="--out-csv", required=False, help="the comparison as CSV")
+    p.set_defaults(handler=_verdicts)
+
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
                                          "and per-rule job times (results/reference/)")
     p.add_argument("--run", required=True, help="the run's results directory, e.g. results/default")
@@ -226,6 +236,15 @@ def _corpus_scale(args) -> int:
                                      args.corpus_manifest, args.out_md, args.out_csv, args.out_pdf, args.out_png,
                                      args.out_manifest, args.manifest, args.root)
     print(record["caption"])
+    return 0
+
+
+def _verdicts(args) -> int:
+    from staticvec.report.verdicts import verdicts_from_files
+
+    rows = verdicts_from_files(args.before, args.after, args.out_md, args.out_csv, args.before_label, args.after_label)
+    moved = [r["id"] for r in rows if r["moved"] != "same"]
+    print(f"{len(moved)} of {len(rows)} verdicts moved" + (f": {', '.join(moved)}" if moved else ""))
     return 0
 
 
