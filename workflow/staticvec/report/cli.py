@@ -8,6 +8,8 @@ modules' ``*_from_files`` functions.
 
 from __future__ import annotations
 
+import argparse
+
 from staticvec.cli_args import add_group, add_out_arg, add_reduced_arg, add_root_arg, assignments, json_arg
 
 
@@ -127,7 +129,19 @@ def register(subparsers) -> None:
     add_out_arg(p, help="e.g. results/reference")
     p.add_argument("--metadata", default=".snakemake/metadata",
                    help="Snakemake's job records (which rule ran each job; per-rule timings)")
+    p.add_argument("--projection", help="the run's projection (benchmarks/scale_projection.py --json): timings.md sets "
+                                        "the measured job time per stage beside it")
+    p.add_argument("--tour", help="the tour's published manifest (e.g. results/reference/tour-1m/manifest.json): "
+                                  "timings.md gives the ratio of each stage's job time to the tour's")
     p.set_defaults(handler=_reference)
+
+    p = sub.add_parser("segment", help="run a command as one sitting of a long run, its start, end, exit status and "
+                                       "`uptime` appended to <run>/segments.tsv (timings.md lists them)")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--run", help="the run's results directory")
+    where.add_argument("--configfile", nargs="+", help="config files of the run (its results_dir is the directory)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command, e.g. snakemake --cores all ...")
+    p.set_defaults(handler=_segment)
 
     p = sub.add_parser("best-layer", help="ASE's best task-independent layer: the best mean score over tasks "
                                           "(X2Static Table 3's overall layer, Figure 1's ASE line)")
@@ -251,9 +265,21 @@ def _verdicts(args) -> int:
 def _reference(args) -> int:
     from staticvec.report.reference import publish, timings_markdown
 
-    manifest = publish(args.run, args.out, args.metadata)
-    print(timings_markdown(manifest["timings"]), end="")
+    manifest = publish(args.run, args.out, args.metadata, args.projection, args.tour)
+    print(timings_markdown(manifest["timings"], manifest["timings"].get("segments")), end="")
     return 0
+
+
+def _segment(args) -> int:
+    from staticvec.config import load_config
+    from staticvec.errors import StaticvecError
+    from staticvec.report.segments import run_segment
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise StaticvecError("report segment: no command given (put it after --)")
+    run = args.run or load_config(args.configfile)["results_dir"]
+    return run_segment(run, command)
 
 
 def _best_layer(args) -> int:
