@@ -152,3 +152,16 @@ def test_panels_are_the_sheets_metrics_and_each_claims_averaged_metric(default_c
     assert sg_avg["tables"][0] == "semglove_table1"
     assert (json.dumps({"mean": ["rg65", "ws353", "simlex999", "simverb3500", "rw"]}), "muse") in means
     assert len(means) == len(set(means))  # one panel per distinct metric and protocol
+
+
+def test_the_tour_builds_no_curve_and_the_claims_scale_does(default_config, repo_root):
+    tour = Workflow(copy.deepcopy(default_config))
+    assert tour.corpus_scale_targets() == [] and not any("scale" in t for t in tour.final_targets())
+    config = load_config([repo_root / "config/config.yaml", repo_root / "config/claims10m.yaml"])
+    claims = Workflow(config)
+    assert claims.corpus_scale_targets() == ["results/claims10m/tables/scale/corpus_scale.md",
+                                             "results/claims10m/figures/scale/corpus_scale.pdf"]
+    # the readers' sets: a point read only by the curves is scored on the panels' sets in their protocols
+    assert set(claims.intrinsic_sets("sg~scale0.125")) >= {"ws353", "simlex999", "rg65", "simverb3500", "rw"}
+    keys = [k for k, _ in claims.corpus_scale_results()]
+    assert "muse/x2static_para~fraction0.125" in keys and "web/model2vec" in keys and "web/sg~scale1" not in keys
