@@ -51,7 +51,20 @@ test: setup
 report: setup
 	snakemake --report report.html $(SNAKEMAKE_ARGS)
 
-# refresh the committed reference run (results/reference/) from a finished default run
+# The committed reference runs (results/reference/README.md): the tour's, refreshed by running the default;
+# the claims scale's, published from a finished `make claims` (results_dir of config/claims10m.yaml) with its
+# job time beside its projection and the tour's, and each claim's verdict at 1M beside 10M.
+TOUR_REFERENCE ?= results/reference/tour-1m
+CLAIMS_REFERENCE ?= results/reference/claims-10m
+CLAIMS_RUN ?= results/claims10m
+CLAIMS_PROJECTION ?= benchmarks/projections/claims10m.json
+
 reference: setup
 	snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
-	staticvec report reference --run results/default --out results/reference
+	staticvec report reference --run results/default --out $(TOUR_REFERENCE)
+
+reference-claims: setup
+	staticvec report reference --run $(CLAIMS_RUN) --out $(CLAIMS_REFERENCE) --projection $(CLAIMS_PROJECTION) \
+		--tour $(TOUR_REFERENCE)/manifest.json
+	staticvec report verdicts --before $(TOUR_REFERENCE) --after $(CLAIMS_REFERENCE) \
+		--out-md results/reference/verdicts-1m-10m.md --out-csv results/reference/verdicts-1m-10m.csv

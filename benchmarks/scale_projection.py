@@ -7,7 +7,7 @@ benchmark file, threads) gets a cost measured at the base size on this machine:
    files were written by workflow runs of the base config), else
 2. the mean of that rule's base jobs with the same name pattern (digits folded: every teacher shard of
    one feature set, every tokenize job), else the rule's mean over all its base jobs, else
-3. the reference run's mean for the rule (``results/reference/manifest.json``: another CPU; flagged).
+3. the reference run's mean for the rule (``results/reference/tour-1m/manifest.json``: another CPU; flagged).
 
 Then it scales the cost by what the job reads:
 
@@ -114,7 +114,7 @@ def main(argv=None) -> int:
                     help="config files of the base runs' plan (to name their jobs' rules)")
     ap.add_argument("--base", nargs="+", required=True, help="results directories of runs at the base size")
     ap.add_argument("--scaled", nargs="*", default=[], help="results directories of runs at the target size")
-    ap.add_argument("--reference", default="results/reference/manifest.json")
+    ap.add_argument("--reference", default="results/reference/tour-1m/manifest.json")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--json", help="also write the projection here")
     args = ap.parse_args(argv)

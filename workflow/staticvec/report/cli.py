@@ -124,9 +124,9 @@ def register(subparsers) -> None:
     p.set_defaults(handler=_verdicts)
 
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
-                                         "and per-rule job times (results/reference/)")
+                                         "and per-rule job times (results/reference/tour-1m/, claims-10m/)")
     p.add_argument("--run", required=True, help="the run's results directory, e.g. results/default")
-    add_out_arg(p, help="e.g. results/reference")
+    add_out_arg(p, help="e.g. results/reference/tour-1m")
     p.add_argument("--metadata", default=".snakemake/metadata",
                    help="Snakemake's job records (which rule ran each job; per-rule timings)")
     p.add_argument("--projection", help="the run's projection (benchmarks/scale_projection.py --json): timings.md sets "

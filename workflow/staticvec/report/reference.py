@@ -1,4 +1,4 @@
-"""The committed reference run (``results/reference/``): per-stage wall times from Snakemake's
+"""The committed reference runs (``results/reference/tour-1m/``, ``claims-10m/``): per-stage wall times from Snakemake's
 benchmark files, and the copy of a finished run's tables, figures and manifests.
 
 A stage is the first directory under ``<run>/benchmarks/`` (corpus, teacher, cooc, train, post, eval,
@@ -24,7 +24,7 @@ from staticvec.errors import InputFileError
 from staticvec.files import atomic_open, read_json, write_json
 from staticvec.report.markdown import hms as _hms
 
-# what a reader of results/reference/ needs; big artefacts (vectors, features, stores) never go there
+# what a reader of a committed reference run needs; big artefacts (vectors, features, stores) never go there
 PUBLISHED = ("tables/**/*.md", "tables/**/*.csv", "tables/**/*.html", "tables/claims.json", "figures/**/*.pdf",
              "figures/**/*.png", "figures/**/*.manifest.json", "manifest.json", "corpus/manifest.json", "segments.tsv")
 

@@ -9,7 +9,7 @@ directory (``<run>/tables/claims.json``, its size from ``<run>/manifest.json``) 
 Command line::
 
     staticvec report verdicts --before results/reference/tour-1m --after results/reference/claims-10m \\
-        --out-md results/reference/verdicts.md --out-csv results/reference/verdicts.csv
+        --out-md results/reference/verdicts-1m-10m.md --out-csv results/reference/verdicts-1m-10m.csv
 """
 
 from __future__ import annotations
