@@ -298,8 +298,7 @@ def corpus_scale_from_files(spec: str, tables: str, panels: list, sweep: str, po
     if not isinstance(panels, list) or not all(isinstance(p, dict) and "metric" in p and "protocol" in p for p in panels):
         raise StaticvecError("--panels: expected a JSON list of {\"metric\": ..., \"protocol\": ...}")
     loaded = {key: load_result(files[0]) for key, files in results.items()}
-    labels = {**(sheet.get("labels") or {}), **{"model2vec": "Model2Vec", "model2vec_teacher_dim": "Model2Vec (teacher width)",
-                                                 "bert_token": "token table", "ase_best": "ASE (best layer)"}}
+    labels = sheet.get("labels") or {}
     run = read_json(manifest) if manifest else {}
     data = corpus_scale_data(block, panels, sweep, points, loaded, read_json(corpus_manifest),
                              load_tables_spec(tables, root)["tables"] if tables else None, root, labels)
