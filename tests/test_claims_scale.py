@@ -70,11 +70,13 @@ def test_extrinsic_seeds_follow_the_claims_only_when_the_config_lists_none(claim
     assert listed.extrinsic_seeds("glove", "tagging") == [1] == listed.extrinsic_seeds("sg_teacher_dim", "classification")
 
 
-def test_the_classify_flags_carry_each_rows_seeds(claims10m):
+def test_the_classify_flags_carry_each_rows_seeds(claims10m, repo_root):
     from staticvec.dag.rules import RuleFunctions
+    from staticvec.dag.semglove import SemgloveRules
+    from staticvec.dag.teacher import TeacherPlan
 
-    w = Workflow(copy.deepcopy(claims10m))
-    rf = RuleFunctions(w.config, w, None, None)
+    w = Workflow(copy.deepcopy(claims10m), repo_root)
+    rf = RuleFunctions(w.config, w, TeacherPlan(w.config), SemgloveRules(w.config))
     def seed_words(emb):
         words = rf.classification_args(type("W", (), {"emb": emb})).split()
         out = []
