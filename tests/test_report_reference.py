@@ -98,10 +98,13 @@ def test_timings_set_each_stage_beside_the_projection_and_the_tour(tmp_path):
     the segments listed and their wall time summed (hand-computed from the files below)."""
     run, out = tmp_path / "run", tmp_path / "reference"
     make_run(run)  # corpus 10 s, train 30 + 20 s
-    (run / "segments.tsv").write_text(
-        "segment\tstart_utc\tend_utc\twall_s\texit\tuptime_start\tuptime_end\thost\tcpu\tcores\tcommand\n"
-        "1\t2026-12-01 10:00:00\t2026-12-01 11:00:00\t3600.0\t130 (interrupted)\tload average: 0.1\tload average: 2.0\tbox\tEPYC (avx2)\t2\tsnakemake\n"
-        "2\t2026-12-02 09:00:00\t2026-12-02 09:30:00\t1800.0\t0\tload average: 0.2\tload average: 1.9\tbox\tEPYC (avx2)\t2\tsnakemake\n")
+    rows = [["segment", "start_utc", "end_utc", "wall_s", "exit", "uptime_start", "uptime_end", "host", "cpu", "cores",
+             "command"],
+            ["1", "2026-12-01 10:00:00", "2026-12-01 11:00:00", "3600.0", "130 (interrupted)", "load average: 0.1",
+             "load average: 2.0", "box", "EPYC (avx2)", "2", "snakemake"],
+            ["2", "2026-12-02 09:00:00", "2026-12-02 09:30:00", "1800.0", "0", "load average: 0.2", "load average: 1.9",
+             "box", "EPYC (avx2)", "2", "snakemake"]]
+    (run / "segments.tsv").write_text("".join("\t".join(r) + "\n" for r in rows))
     projection = tmp_path / "projection.json"
     write_json(projection, {"job_s": 80.0, "core_s": 90.0, "base_tokens": 1_000_000, "target_tokens": 10_000_000,
                             "stages": {"corpus": {"jobs": 1, "projected_s": 20.0}, "train": {"jobs": 2, "projected_s": 40.0},
