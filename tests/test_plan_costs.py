@@ -2,6 +2,7 @@
 file's provenance rules, and the GPU figures a gpu_check JSON replaces. Sizes are synthetic (a manifest given to
 the model), so every expected figure is computed here by hand from the unit-cost file."""
 
+import json
 import math
 
 import pytest
@@ -310,3 +311,13 @@ def test_a_figure_asks_for_the_memory_of_its_vector_files_once_they_exist(repo_r
         path.write_bytes(b"\0" * (mb * 2**20))
     assert mem_mb(wc, missing, 1) == math.ceil((2000 + 3 * 500) * 1.3 / 100) * 100
     assert mem_mb(wc, missing, 2) == math.ceil((2000 + 3 * 500) * 1.3 * 2 / 100) * 100
+
+
+def test_the_reference_manifest_the_config_names_is_the_committed_tours(repo_root):
+    """The model reads the per-job figures of the committed tour (a missing file would silently cost every rule
+    at the fallback): the default's plan.reference_manifest exists and gives train_glove its jobs and job time."""
+    config, _, model = planning(repo_root)
+    manifest_path = repo_root / config["plan"]["reference_manifest"]
+    assert manifest_path.is_file(), manifest_path
+    rules = json.loads(manifest_path.read_text())["timings"]["rules"]
+    assert model.reference_rules()["train_glove"] == rules["train_glove"] and rules["train_glove"]["jobs"] > 0

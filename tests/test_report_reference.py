@@ -91,3 +91,34 @@ def test_rule_timings_attribute_benchmarks_through_the_job_records(tmp_path):
         os.chdir(cwd)
     assert manifest["timings"]["rules"]["train_glove"]["jobs"] == 1 and manifest["timings"]["corpus_tokens"] == 2_000_000
     assert "| train_glove | 1 | 0:00:30 | 0:00:50 | 700 MB | 0:00:15 |" in (tmp_path / "reference/timings.md").read_text()
+
+
+def test_timings_set_each_stage_beside_the_projection_and_the_tour(tmp_path):
+    """The claims run's timings.md: per stage, its job time, the projection's, the tour's and the two ratios;
+    the segments listed and their wall time summed (hand-computed from the files below)."""
+    run, out = tmp_path / "run", tmp_path / "reference"
+    make_run(run)  # corpus 10 s, train 30 + 20 s
+    rows = [["segment", "start_utc", "end_utc", "wall_s", "exit", "uptime_start", "uptime_end", "host", "cpu", "cores",
+             "command"],
+            ["1", "2026-12-01 10:00:00", "2026-12-01 11:00:00", "3600.0", "130 (interrupted)", "load average: 0.1",
+             "load average: 2.0", "box", "EPYC (avx2)", "2", "snakemake"],
+            ["2", "2026-12-02 09:00:00", "2026-12-02 09:30:00", "1800.0", "0", "load average: 0.2", "load average: 1.9",
+             "box", "EPYC (avx2)", "2", "snakemake"]]
+    (run / "segments.tsv").write_text("".join("\t".join(r) + "\n" for r in rows))
+    projection = tmp_path / "projection.json"
+    write_json(projection, {"job_s": 80.0, "core_s": 90.0, "base_tokens": 1_000_000, "target_tokens": 10_000_000,
+                            "stages": {"corpus": {"jobs": 1, "projected_s": 20.0}, "train": {"jobs": 2, "projected_s": 40.0},
+                                       "teacher": {"jobs": 1, "projected_s": 20.0}}})
+    tour = tmp_path / "tour.json"
+    write_json(tour, {"tokens": 1_000_133, "git_commit": "fb1e677", "machine": {"cpu": "EPYC (avx2)"},
+                      "timings": {"work_s": 25.0, "stages": {"corpus": {"wall_s": 5.0}, "train": {"wall_s": 20.0}}}})
+    manifest = publish(run, out, projection=projection, tour=tour)
+    text = (out / "timings.md").read_text()
+    assert "| corpus | 1 | 0:00:10 | 0:00:20 | 0.50× | 0:00:05 | 2.00× |" in text
+    assert "| train | 2 | 0:00:50 | 0:00:40 | 1.25× | 0:00:20 | 2.50× |" in text
+    assert "| teacher | 0 | 0:00:00 | 0:00:20 | 0.00× | — | — |" in text  # projected but not run
+    assert "| **all** | 3 | 0:01:00 | 0:01:20 | 0.75× | 0:00:25 | 2.40× |" in text
+    assert "Wall time of the segments, summed: **1:30:00** (2 segments)." in text
+    assert "| 1 | 2026-12-01 10:00:00 | 2026-12-01 11:00:00 | 1:00:00 | 130 (interrupted) |" in text
+    assert "the same CPU" in text and (out / "segments.tsv").exists()
+    assert manifest["machine"]["cpu"] == "EPYC (avx2)" and manifest["timings"]["compared"]["all"]["tour_s"] == 25.0

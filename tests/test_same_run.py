@@ -36,7 +36,8 @@ def test_exactly_the_points_with_the_base_settings_are_copies(default_config):
     found = {e: w.same_run(e) for e in w.sheet.ids() if w.same_run(e) is not None}
     assert found == expected
     assert set(found) == {f"{b}~{p}" for b in ("glove", "semglove_sd", "semglove_md")
-                          for p in ("dim300", "xmax10", "fraction1")} | {"x2static_para~fraction1"}
+                          for p in ("dim300", "xmax10", "fraction1")} | {"x2static_para~fraction1"} | {
+        f"{b}~scale1" for b in ("glove", "semglove_sd", "semglove_md", "c2v", "x2static_sent", "x2static_para")}
     assert w.same_run("glove") is None and w.same_run("glove~dim200") is None and w.same_run("glove~xmax100") is None
 
 

@@ -96,3 +96,33 @@ def test_the_sheets_structure_is_checked_against_its_schema_naming_the_file(tmp_
         EmbeddingSheet.load(path, config)
     for word in [str(path), "invalid embeddings sheet", *words]:
         assert word in str(err.value)
+
+
+def test_two_sweeps_of_one_parameter_need_an_id_key_and_get_their_own_ids(tmp_path, config):
+    """Two fraction sweeps of one base used to make the same ids, the later silently replacing the earlier's
+    points (x_max 1.25 or 10 at an eighth of the corpus): now an error, and `id_key` names the points apart."""
+    embeddings = {"glove": {"method": "glove"}}
+    figure = {"bases": ["glove"], "param": "fraction", "values": [0.125, 1.0], "linked": {"x_max": [1.25, 10.0]}}
+    plain = {"bases": ["glove"], "param": "fraction", "values": [0.125, 1.0]}
+    with pytest.raises(ConfigError, match=r"sweep 'plain' makes the id 'glove~fraction0.125', which sweep 'figure' "
+                                          r"makes too.*id_key"):
+        _sheet(tmp_path, config, embeddings, {"figure": figure, "plain": plain})
+    sheet = _sheet(tmp_path, config, embeddings, {"figure": figure, "plain": {**plain, "id_key": "scale"}})
+    assert sheet["glove~fraction0.125"].params["x_max"] == 1.25 and sheet["glove~fraction0.125"].sweep == "figure"
+    assert sheet["glove~scale0.125"].params["x_max"] == 10 and sheet["glove~scale0.125"].fraction == 0.125
+    assert sheet.sweeps["plain"].variant_id("glove", 1.0) == "glove~scale1"
+
+
+def test_config_sweep_fractions_put_a_sweep_on_a_development_subset(tmp_path, config):
+    embeddings = {"glove": {"method": "glove"}}
+    sweeps = {"dims": {"bases": ["glove"], "param": "dim", "values": [50, 300]},
+              "corpus": {"bases": ["glove"], "param": "fraction", "values": [0.5, 1.0]}}
+    sheet = _sheet(tmp_path, config, embeddings, sweeps)
+    assert sheet["glove~dim50"].fraction == 1.0 and sheet.sweeps["dims"].fraction is None
+    sheet = _sheet(tmp_path, {**config, "sweep_fractions": {"dims": 0.125}}, embeddings, sweeps)
+    assert sheet["glove~dim50"].fraction == 0.125 == sheet["glove~dim300"].fraction == sheet.sweeps["dims"].fraction
+    assert sheet["glove"].fraction == 1.0 and sheet["glove~fraction0.5"].fraction == 0.5
+    with pytest.raises(ConfigError, match=r"'sweep_fractions': \['dimz'\] are not sweeps of .*\(corpus, dims\)"):
+        _sheet(tmp_path, {**config, "sweep_fractions": {"dimz": 0.125}}, embeddings, sweeps)
+    with pytest.raises(ConfigError, match=r"'sweep_fractions.corpus': sweep 'corpus' varies the corpus fraction"):
+        _sheet(tmp_path, {**config, "sweep_fractions": {"corpus": 0.5}}, embeddings, sweeps)

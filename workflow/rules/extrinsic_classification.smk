@@ -11,7 +11,7 @@ rule classification:
         W.classification_result("{emb}"),
     params:
         data=W.resource_dir("eval-classification"),
-        args=RF.classification_args(),
+        args=RF.classification_args,
     log:
         P.log("classification"),
     benchmark:

@@ -9,6 +9,7 @@
 #   {R}/tables/summary.md + .csv + .html                          (counts of the claims' verdicts on top)
 #   {R}/tables/claims.md + .csv + .json                          (the papers' claims: config/claims.yaml)
 #   {R}/figures/{group}/claims.pdf + .png                         (a forest plot of each paper's claims)
+#   {R}/tables/scale/corpus_scale.md + .csv, {R}/figures/scale/corpus_scale.pdf + .png   (each method over corpus size)
 
 
 rule provenance:
@@ -157,6 +158,41 @@ rule claims_figure:
     shell:
         "staticvec report claims-figure --claims {input.claims} --group {wildcards.group} --out-pdf {output.pdf}"
         " --out-png {output.png} > {log} 2>&1"
+
+
+# Each corpus-trained method over corpus size (config/figures.yaml corpus_scale; config targets.corpus_scale):
+# the sweep's points (seed 1) and the corpus-free rows, one table and one figure of the same numbers.
+rule corpus_scale:
+    input:
+        results=W.corpus_scale_result_files(),
+        sheet=W.figures_sheet,
+        tables=W.tables_sheet,
+        manifest=W.provenance_file,
+        corpus=W.manifest,
+    output:
+        md=report(W.corpus_scale_file("md"), caption="../report/corpus_scale.rst", category="Corpus size",
+                  labels={"file": "md"}),
+        csv=W.corpus_scale_file("csv"),
+        pdf=W.corpus_scale_file("pdf"),
+        png=report(W.corpus_scale_file("png"), caption="../report/corpus_scale.rst", category="Corpus size",
+                   labels={"file": "png"}),
+        manifest=W.corpus_scale_file("manifest.json"),
+    params:
+        args=W.corpus_scale_args(),
+    log:
+        P.log("corpus_scale"),
+    benchmark:
+        P.benchmark("corpus_scale")
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        CPU_ENV
+    shell:
+        "staticvec report corpus-scale --spec {input.sheet} --tables {input.tables} --manifest {input.manifest}"
+        " --corpus-manifest {input.corpus} --out-md {output.md} --out-csv {output.csv} --out-pdf {output.pdf}"
+        " --out-png {output.png} --out-manifest {output.manifest} {params.args} > {log} 2>&1"
 
 
 rule ase_best_layer:

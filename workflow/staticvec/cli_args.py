@@ -91,6 +91,13 @@ def add_root_arg(p, help: str = "repository root the sheet's paths are relative 
     p.add_argument("--root", default=".", help=help)
 
 
+def add_reduced_arg(p) -> None:
+    """``--reduced JSON``: the inputs of a table or figure made below the run's scale (its caption says so)."""
+    p.add_argument("--reduced", default=None,
+                   help="JSON of the planning layer's Workflow.reduced_inputs: inputs on a fraction of the corpus or "
+                        "with fewer seeds than the run's, stated in the caption")
+
+
 # ---------------------------------------------------------------- value parsers
 
 

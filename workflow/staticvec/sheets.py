@@ -53,11 +53,12 @@ class Sweep:
     linked: dict = field(default_factory=dict)  # another parameter set alongside (x_max with the fraction)
     fraction: float | None = None  # corpus fraction of every run (a development subset)
     description: str = ""
+    id_key: str | None = None  # the word before the value in variant ids (default: the parameter)
 
     def variant_id(self, base: str, value) -> str:
         text = f"{value:g}" if isinstance(value, float) else str(value).lower()
         text = text.replace("-", "m")  # alpha -0.5 -> alpham0.5: ids stay word characters, dots and '~'
-        return f"{base}~{self.param.replace('_', '')}{text}"
+        return f"{base}~{(self.id_key or self.param).replace('_', '')}{text}"
 
 
 class EmbeddingSheet:
@@ -92,13 +93,28 @@ class EmbeddingSheet:
             if spec.base is not None and spec.base not in entries:
                 raise ConfigError(f"{path}: embedding '{spec.id}' post-processes '{spec.base}', which is not in the sheet")
         sweeps = {}
+        reduced = dict(config.get("sweep_fractions") or {})  # config: a sweep's points on a development subset
+        unknown = sorted(set(reduced) - set(data.get("sweeps") or {}))
+        if unknown:
+            raise ConfigError(f"config key 'sweep_fractions': {unknown} are not sweeps of {path} "
+                              f"({', '.join(data.get('sweeps') or {}) or 'none'})")
         for sid, raw in (data.get("sweeps") or {}).items():
-            sweep = _sweep(sid, raw or {}, path, config)
+            raw = raw or {}
+            if sid in reduced:
+                if raw.get("param") == "fraction":
+                    raise ConfigError(f"config key 'sweep_fractions.{sid}': sweep '{sid}' varies the corpus "
+                                      "fraction itself; a fraction of its points cannot be set")
+                raw = {**raw, "fraction": float(reduced[sid])}
+            sweep = _sweep(sid, raw, path, config)
             for base in sweep.bases:
                 if base not in entries:
                     raise ConfigError(f"{path}: sweep '{sid}' varies '{base}', which is not in the sheet")
                 for i, value in enumerate(sweep.values):
                     vid = sweep.variant_id(base, value)
+                    if vid in entries:  # two sweeps over one parameter of one base: give one an `id_key`
+                        made_by = f"sweep '{entries[vid].sweep}'" if entries[vid].sweep else "an entry of the sheet"
+                        raise ConfigError(f"{path}: sweep '{sid}' makes the id '{vid}', which {made_by} makes too; "
+                                          "set the sweep's `id_key` (the word before the value in its ids)")
                     overrides = {sweep.param: value, **{k: v[i] for k, v in sweep.linked.items()}}
                     if sweep.fraction is not None and sweep.param != "fraction":
                         overrides.setdefault("fraction", sweep.fraction)
@@ -204,7 +220,8 @@ def _sweep(sid: str, raw: dict, path, config: dict) -> Sweep:
     for key, values in linked.items():
         if len(values) != len(raw["values"]):
             raise ConfigError(f"{path}: sweep '{sid}': linked '{key}' needs one value per value of '{raw['param']}'")
-    return Sweep(sid, list(raw["bases"]), raw["param"], list(raw["values"]), linked, raw.get("fraction"), raw.get("description", ""))
+    return Sweep(sid, list(raw["bases"]), raw["param"], list(raw["values"]), linked, raw.get("fraction"),
+                 raw.get("description", ""), raw.get("id_key"))
 
 
 # Parameters of the post-processing methods, which have no config block: the step and its inputs

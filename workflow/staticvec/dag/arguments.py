@@ -127,11 +127,12 @@ SETTING_FLAGS = {
 }
 
 
-def config_arguments(config: dict) -> str:
-    """The ``evaluate classify`` flags for a workflow config: datasets, seeds, device and the protocol settings."""
+def config_arguments(config: dict, seeds: list[int] | None = None) -> str:
+    """The ``evaluate classify`` flags for a workflow config: datasets, seeds, device and the protocol settings;
+    ``seeds``: the row's classifier seeds (the planning layer's ``Workflow.extrinsic_seeds``), else the config's."""
     section = config.get("classification") or {}
     words = _flag_words("--datasets", section["datasets"]) if "datasets" in section else []
-    seeds = section.get("seeds") or config.get("seeds")  # classification.seeds: null means the run's seeds
+    seeds = seeds or section.get("seeds") or config.get("seeds")  # classification.seeds: null means the run's seeds
     if seeds:
         words += _flag_words("--seeds", seeds)
     words += _device_option(config)

@@ -44,6 +44,7 @@ LOG_STEMS = {
     "summary_table": "tables/summary",
     "claims": "tables/claims",
     "claims_figure": "figures/{group}/claims",
+    "corpus_scale": "tables/scale/corpus_scale",
     "figure": "figures/{paper}/{figure}",
     "provenance": "report/provenance",
     "run_manifest": "report/manifest",

@@ -29,7 +29,6 @@ class RuleFunctions:
         self.P = RulePaths(self.R)
         tagging = config.get("tagging", {})
         self.tagging = tagging
-        self.tag_seeds = tagging.get("seeds") or config.get("seeds", [1])
         self.tag_tasks = tagging.get("tasks", ["chunk", "pos", "ner"])
         # the planning model: every rule's threads, memory and runtime, the GPU routing, and how many
         # shards a SemGloVe builder job takes (so that a GPU allocation carries work)
@@ -314,8 +313,9 @@ class RuleFunctions:
         """The embedding of the first training seed (classification runs its own seeds on it)."""
         return self.W.embedding(wildcards.emb, self.W.seeds(wildcards.emb)[0])
 
-    def classification_args(self) -> str:
-        return arguments.config_arguments(self.config)
+    def classification_args(self, wildcards) -> str:
+        """The classify flags of one row: its classifier seeds (``Workflow.extrinsic_seeds``) and the settings."""
+        return arguments.config_arguments(self.config, self.W.extrinsic_seeds(wildcards.emb, "classification"))
 
     def intrinsic_options(self, protocols, seeds):
         """The params function of the job scoring ``protocols`` of the ``seeds`` of one embedding: every
@@ -362,7 +362,8 @@ class RuleFunctions:
         return self.W.embedding(wildcards.emb, seed if seed in seeds else seeds[0])
 
     def tag_runs(self, wildcards) -> list[str]:
-        return [self.tag_result(wildcards.emb, task, seed) for task in self.tag_tasks for seed in self.tag_seeds]
+        seeds = self.W.extrinsic_seeds(wildcards.emb, "tagging")
+        return [self.tag_result(wildcards.emb, task, seed) for task in self.tag_tasks for seed in seeds]
 
     def tag_data_inputs(self, wildcards) -> list[str]:
         return arguments.tag_data_inputs(self.config, wildcards.task, self.W)

@@ -62,6 +62,8 @@ class Workflow:
         self.claims_sheet = sheets.get("claims", "config/claims.yaml")
         self._claims = None
         self._claimed = None
+        self._extrinsic_claimed: dict[str, set[str]] = {}
+        self._signatures: dict[str, str] | None = None
         self._intrinsic_sets = None
         # which seeded embeddings train every seed: those a selected claim names (claims) or all of them
         self.seeds_for = config.get("seeds_for", "claims")
@@ -597,7 +599,7 @@ class Workflow:
         summary, each chosen claim (intrinsic source). The one enumeration behind ``intrinsic_groups``
         (which jobs) and ``intrinsic_sets`` (which sets)."""
         from staticvec.evaluate.datasets import DATASETS, TASKS
-        from staticvec.report.claims import claim_metric_items
+        from staticvec.report.claims import claim_metric_items, metric_items
 
         def data_sets(keys) -> set[str] | None:
             """Data set keys of a reader's column or metric keys (``ws353``, ``semeval2012.variants.web``);
@@ -620,6 +622,11 @@ class Workflow:
         best_layer = (self.config.get("methods", {}).get("ase") or {}).get("best_layer")
         if best_layer:  # ASE's `layer: best` is chosen on these sets of the layer sweep
             reads.append(([path for _, path in self.ase_best_results()], data_sets(best_layer["metrics"])))
+        if self.corpus_scale_targets():
+            files = dict(self.corpus_scale_results())
+            for panel in self.corpus_scale_panels():
+                reads.append(([path for key, path in files.items() if key.startswith(panel["protocol"] + "/")],
+                              data_sets(metric_items(panel["metric"]))))
         if self.summary_targets():
             columns = (self.figures_spec.get("summary") or {}).get("columns")
             reads.append(([path for _, path in self.summary_results()], data_sets(columns) if columns else None))
@@ -725,7 +732,9 @@ class Workflow:
     def table_result_args(self, table_id: str) -> str:
         import shlex
 
-        return " ".join(shlex.quote(f"{rid}={path}") for rid, path in self.table_results(table_id))
+        pairs = self.table_results(table_id)
+        reduced = self.reduced_args([rid for rid, _ in pairs], self.tables[table_id]["source"])
+        return shlex.join(reduced + [f"{rid}={path}" for rid, path in pairs])
 
     def selected(self, kind: str, available: list[str]) -> list[str]:
         chosen = (self.config.get("targets") or {}).get(kind, "all")
@@ -833,6 +842,7 @@ class Workflow:
             args += ["--corpus-manifest", inputs["corpus"]]
         if "attention" in inputs:
             args += ["--attention", inputs["attention"]]
+        args += self.reduced_args(rid for rid, _ in self.figure_results(figure_id))
         args += [f"{rid}={path}" for rid, path in self.figure_results(figure_id)]
         return shlex.join(args)
 
@@ -909,10 +919,139 @@ class Workflow:
         import shlex
 
         rows = json.dumps(self.summary_rows(), sort_keys=True)
-        return shlex.join(["--rows", rows, *(f"{rid}={path}" for rid, path in self.summary_results())])
+        return shlex.join(["--rows", rows, *self.reduced_args(row["id"] for row in self.summary_rows()),
+                           *(f"{rid}={path}" for rid, path in self.summary_results())])
 
     def summary_targets(self) -> list[str]:
         return [self.summary_file("md")] if (self.config.get("targets") or {}).get("summary", True) else []
+
+    # ------------------------------------------------------------ what a table or figure reads below the run's scale
+    def reduced_inputs(self, ids, source: str = "intrinsic") -> dict:
+        """For a caption: the embeddings among ``ids`` (result ids of a table or figure) that were made below
+        the run's scale — trained on a fraction of the corpus that is not the value their own sweep varies
+        (a development subset: the sheet's or config ``sweep_fractions``), seeded and trained with fewer seeds
+        than the run's, or (``source`` tagging / classification) scored by fewer taggers or classifiers than
+        the run's seeds. {"run_seeds": [...], "source": ..., "items": [{id, sweep, fraction, seeds,
+        extrinsic_seeds}]}; no items when everything is at the run's scale."""
+        items = []
+        for rid in dict.fromkeys(ids):
+            emb = rid.split("@")[0]
+            item = {"id": emb}
+            if source in ("tagging", "classification"):
+                seeds = self.extrinsic_seeds(self.contextual_id if emb == CONTEXTUAL else emb, source)
+                if len(seeds) < len(self.all_seeds):
+                    item["extrinsic_seeds"] = seeds
+            if emb in self.sheet:
+                spec = self.spec(emb)
+                sweep = self.sheet.sweeps.get(spec.sweep) if spec.sweep else None
+                if spec.fraction < 1 and not (sweep is not None and sweep.param == "fraction"):
+                    item["fraction"] = spec.fraction
+                if source == "intrinsic" and self.is_random(emb) and len(self.seeds(emb)) < len(self.all_seeds):
+                    item["seeds"] = self.seeds(emb)
+                if len(item) > 1:
+                    item["sweep"] = spec.sweep
+            if len(item) > 1:
+                items.append(item)
+        return {"run_seeds": self.all_seeds, "source": source, "items": items}
+
+    def reduced_args(self, ids, source: str = "intrinsic") -> list[str]:
+        """``--reduced JSON`` of a report command (nothing when every input is at the run's scale)."""
+        reduced = self.reduced_inputs(ids, source)
+        return ["--reduced", json.dumps(reduced, sort_keys=True)] if reduced["items"] else []
+
+    # ------------------------------------------------------------ corpus-size curves
+    @property
+    def corpus_scale_spec(self) -> dict:
+        """The report sheet's ``corpus_scale`` block ({} when it has none)."""
+        return self.figures_spec.get("corpus_scale") or {}
+
+    def corpus_scale_sweep(self):
+        return self.sheet.sweeps[self.corpus_scale_spec["sweep"]]
+
+    def run_signature(self, emb: str) -> str:
+        """What decides an embedding's run: method, resolved parameters, corpus fraction, teacher, what it
+        post-processes and the development curve its trainer records (``same_run``'s identity)."""
+        spec = self.spec(emb)
+        return json.dumps([spec.method, self.params(emb), spec.fraction, spec.teacher, spec.base,
+                           self.dev_curve_args(emb)], sort_keys=True, default=str)
+
+    def equivalent(self, emb: str) -> str:
+        """The first entry of the sheet (main entries first, then the sweeps' points in sheet order) whose run
+        is ``emb``'s: a reader of a sweep point that repeats another entry's run reads that entry's results,
+        so the corpus-size curve's whole-corpus points are the main rows and X2Static_para's fractions are
+        X2Static Figure 1's."""
+        if self._signatures is None:
+            self._signatures = {}
+            for eid in self.sheet.ids():
+                self._signatures.setdefault(self.run_signature(eid), eid)
+        return self._signatures.get(self.run_signature(emb), emb)
+
+    def corpus_scale_points(self) -> dict[str, dict[str, str]]:
+        """{base: {fraction (as the sweep writes it): the embedding whose first seed is that point}}."""
+        sweep = self.corpus_scale_sweep()
+        return {base: {f"{value:g}": self.equivalent(sweep.variant_id(base, value)) for value in sweep.values}
+                for base in sweep.bases}
+
+    def corpus_scale_panels(self) -> list[dict]:
+        """The panels: the sheet's metrics, then (``claim_means``) one per distinct averaged metric of the
+        selected intrinsic claims, each with its protocol, the claims that use it and the paper tables its
+        numbers are read from (the claims' tables)."""
+        from staticvec.report.claims import PAPERS
+
+        scale = self.corpus_scale_spec
+        panels = [{"metric": p["metric"], "protocol": p["protocol"], "claims": [], "tables": []} for p in scale["panels"]]
+        if scale.get("claim_means"):
+            claims = self.claims_spec["claims"]
+            for cid in self.selected_claims():
+                claim = claims[cid]
+                metric = claim["metric"]
+                if claim.get("source", "intrinsic") != "intrinsic" or not isinstance(metric, dict) or "mean" not in metric:
+                    continue
+                key = {"mean": list(metric["mean"])}
+                panel = next((p for p in panels if p["metric"] == key and p["protocol"] == claim["protocol"]), None)
+                if panel is None:
+                    panel = {"metric": key, "protocol": claim["protocol"], "claims": [], "tables": [],
+                             "paper": PAPERS.get(claim["paper"], claim["paper"])}
+                    panels.append(panel)
+                panel["claims"].append(cid)
+                if claim.get("table") and claim["table"] not in panel["tables"]:
+                    panel["tables"].append(claim["table"])
+        return panels
+
+    def corpus_scale_results(self) -> list[tuple[str, str]]:
+        """(PROTOCOL/ID, file) pairs the curves read: the first seed of every point and line, per protocol
+        (none when the report sheet has no corpus_scale block)."""
+        scale = self.corpus_scale_spec
+        if not scale:
+            return []
+        ids = [e for points in self.corpus_scale_points().values() for e in points.values()] + list(scale["lines"])
+        protocols = list(dict.fromkeys(p["protocol"] for p in self.corpus_scale_panels()))
+        return [(f"{p}/{e}", self.intrinsic_result(e, self.seeds(e)[0], p)) for p in protocols for e in dict.fromkeys(ids)]
+
+    def corpus_scale_file(self, suffix: str) -> str:
+        """{R}/tables/scale/corpus_scale.{md,csv} and {R}/figures/scale/corpus_scale.{pdf,png,manifest.json}."""
+        kind = "tables" if suffix in ("md", "csv") else "figures"
+        return f"{self.results_dir}/{kind}/scale/corpus_scale.{suffix}"
+
+    def corpus_scale_targets(self) -> list[str]:
+        wanted = (self.config.get("targets") or {}).get("corpus_scale", False) and self.corpus_scale_spec
+        return [self.corpus_scale_file("md"), self.corpus_scale_file("pdf")] if wanted else []
+
+    def corpus_scale_result_files(self) -> list[str]:
+        return list(dict.fromkeys(path for _, path in self.corpus_scale_results()))
+
+    def corpus_scale_args(self) -> str:
+        """What `staticvec report corpus-scale` needs beyond its files: the sweep, the points, the panels."""
+        import dataclasses
+        import shlex
+
+        if not self.corpus_scale_spec:
+            return ""
+        args = ["--sweep", json.dumps(dataclasses.asdict(self.corpus_scale_sweep()), default=str),
+                "--points", json.dumps(self.corpus_scale_points()),
+                "--panels", json.dumps(self.corpus_scale_panels()),
+                *(f"{key}={path}" for key, path in self.corpus_scale_results())]
+        return shlex.join(args)
 
     # ------------------------------------------------------------ claims
     @property
@@ -940,9 +1079,47 @@ class Workflow:
             from staticvec.report.claims import claimed_embeddings
 
             named = claimed_embeddings(self.claims_spec, self.sheet.ids(), set(self.selected_claims()))
+            self._check_reduced_sweeps(named)
             named = [e for e in named if e in self.sheet and (self.seed_sweeps or self.sheet[e].sweep is None)]
             self._claimed = set(self.sheet.closure(named))
         return self._claimed
+
+    def _check_reduced_sweeps(self, named) -> None:
+        """A sweep that config ``sweep_fractions`` puts on a development subset must be read by no selected
+        claim: the embeddings a claim reads train at the sheet's scale."""
+        reduced = self.config.get("sweep_fractions") or {}
+        hit = {e: self.sheet[e].sweep for e in named if e in self.sheet and self.sheet[e].sweep in reduced}
+        if hit:
+            from staticvec.report.claims import claimed_embeddings
+
+            readers = [cid for cid in self.selected_claims()
+                       if set(claimed_embeddings(self.claims_spec, self.sheet.ids(), {cid})) & set(hit)]
+            raise StaticvecError(
+                f"config key 'sweep_fractions': claim(s) {', '.join(readers)} read "
+                + ", ".join(f"{e} (sweep {s})" for e, s in hit.items())
+                + "; a sweep a claim reads keeps the sheet's corpus fraction")
+
+    def extrinsic_seeds(self, emb: str, source: str) -> list[int]:
+        """The seeds of the taggers (``source`` tagging) or classifiers (classification) of one row: the
+        section's ``seeds`` where the config lists them; with ``seeds: null`` the run's seeds for the rows a
+        selected claim of that source reads (``seeds_for: claims``; every row with ``all``), the first for
+        the others. A tagging row of the teacher's frozen vectors (``contextual-<teacher>``) is the claims'
+        ``contextual``."""
+        from staticvec.report.claims import claim_refs, claimed_embeddings
+
+        listed = (self.config.get(source) or {}).get("seeds")
+        if listed:
+            return list(listed)
+        if self.seeds_for == "all":
+            return self.all_seeds
+        if source not in self._extrinsic_claimed:
+            spec = self.claims_spec
+            chosen = {cid for cid in self.selected_claims() if spec["claims"][cid].get("source") == source}
+            named = set(claimed_embeddings(spec, self.sheet.ids(), chosen))
+            named |= {CONTEXTUAL for cid in chosen if CONTEXTUAL in claim_refs(spec["claims"][cid])}
+            self._extrinsic_claimed[source] = named
+        key = CONTEXTUAL if emb == self.contextual_id else emb
+        return self.all_seeds if key in self._extrinsic_claimed[source] else self.all_seeds[:1]
 
     def claims_file(self, suffix: str = "md") -> str:
         return f"{self.results_dir}/tables/claims.{suffix}"
@@ -1045,7 +1222,7 @@ class Workflow:
     # ------------------------------------------------------------ targets
     def final_targets(self) -> list[str]:
         return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets(), *self.figure_targets(),
-                *self.summary_targets(), *self.claims_targets()]
+                *self.summary_targets(), *self.claims_targets(), *self.corpus_scale_targets()]
 
 
 def alternatives(names) -> str:

@@ -8,7 +8,9 @@ modules' ``*_from_files`` functions.
 
 from __future__ import annotations
 
-from staticvec.cli_args import add_group, add_out_arg, add_root_arg, assignments, json_arg
+import argparse
+
+from staticvec.cli_args import add_group, add_out_arg, add_reduced_arg, add_root_arg, assignments, json_arg
 
 
 def register(subparsers) -> None:
@@ -26,6 +28,7 @@ def register(subparsers) -> None:
     add_out_arg(p, flag="--out-csv", help="table as CSV (ours, paper, difference per cell)")
     add_out_arg(p, flag="--out-md", help="table as Markdown with its provenance caption")
     p.add_argument("--meta", help="JSON or YAML with corpus, tokens, teacher (the run manifest)")
+    add_reduced_arg(p)
     add_root_arg(p, help="repository root the sheet's paths are relative to")
     p.set_defaults(handler=_table)
 
@@ -53,6 +56,7 @@ def register(subparsers) -> None:
     p.add_argument("--sweep", help="curves/bars: the sweep's definition as JSON (id, bases, param, values, linked)")
     p.add_argument("--corpus-manifest", help="the corpus manifest (x: tokens)")
     p.add_argument("--attention", help="attention figures: the attention dump (JSON)")
+    add_reduced_arg(p)
     add_out_arg(p, flag="--out-pdf", help="figure as PDF")
     add_out_arg(p, flag="--out-png", help="figure as PNG (for the HTML report)")
     add_out_arg(p, flag="--out-manifest", required=False, help="default: <out-pdf without .pdf>.manifest.json")
@@ -69,6 +73,7 @@ def register(subparsers) -> None:
     add_out_arg(p, flag="--out-md", help="summary as Markdown")
     add_out_arg(p, flag="--out-html", required=False, help="also an HTML page (shown inline by snakemake --report)")
     p.add_argument("--claims", help="the claims' verdicts (tables/claims.json): one count line per paper on top")
+    add_reduced_arg(p)
     add_root_arg(p, help="repository root the paper tables are read from (default .)")
     p.set_defaults(handler=_summary)
 
@@ -99,13 +104,54 @@ def register(subparsers) -> None:
     add_out_arg(p, flag="--out-png", help="the figure as PNG")
     p.set_defaults(handler=_claims_figure)
 
+    p = sub.add_parser("corpus-scale", help="each corpus-trained method over corpus size: a table and a figure of "
+                                            "its scores, the corpus-free levels and where it reaches Model2Vec")
+    p.add_argument("results", nargs="*", metavar="PROTOCOL/ID=RESULT.json",
+                   help="evaluation results of the points and levels by protocol and embedding id (seed 1)")
+    p.add_argument("--spec", default="config/figures.yaml", help="the report sheet (its corpus_scale block)")
+    p.add_argument("--tables", default="config/tables.yaml", help="the tables sheet (the papers' printed numbers)")
+    p.add_argument("--sweep", required=True, help="the sweep's definition as JSON (bases, fractions)")
+    p.add_argument("--points", required=True, help='JSON {base: {fraction: embedding id}}: whose result each point is')
+    p.add_argument("--panels", required=True, help='JSON list of {"metric", "protocol", "tables", "claims"}')
+    p.add_argument("--corpus-manifest", required=True, help="the corpus manifest (tokens of each fraction's shards)")
+    p.add_argument("--manifest", help="the run's provenance (caption)")
+    add_out_arg(p, flag="--out-md", help="table as Markdown")
+    add_out_arg(p, flag="--out-csv", help="table as CSV")
+    add_out_arg(p, flag="--out-pdf", help="figure as PDF")
+    add_out_arg(p, flag="--out-png", help="figure as PNG")
+    add_out_arg(p, flag="--out-manifest", required=False, help="default: <out-pdf without .pdf>.manifest.json")
+    add_root_arg(p, help="repository root the sheets' paths are relative to")
+    p.set_defaults(handler=_corpus_scale)
+
+    p = sub.add_parser("verdicts", help="each claim's verdict in two runs side by side (e.g. the tour at 1M and the "
+                                        "claims scale at 10M tokens): which moved, and how far each difference moved")
+    p.add_argument("--before", required=True, help="the first run: its results directory or its tables/claims.json")
+    p.add_argument("--after", required=True, help="the second run: its results directory or its tables/claims.json")
+    p.add_argument("--before-label", help="the first run's column name (default: its corpus tokens, e.g. 1M)")
+    p.add_argument("--after-label", help="the second run's column name (default: its corpus tokens, e.g. 10M)")
+    add_out_arg(p, flag="--out-md", help="the comparison as Markdown")
+    add_out_arg(p, flag="--out-csv", required=False, help="the comparison as CSV")
+    p.set_defaults(handler=_verdicts)
+
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
-                                         "and per-rule job times (results/reference/)")
+                                         "and per-rule job times (results/reference/tour-1m/, claims-10m/)")
     p.add_argument("--run", required=True, help="the run's results directory, e.g. results/default")
-    add_out_arg(p, help="e.g. results/reference")
+    add_out_arg(p, help="e.g. results/reference/tour-1m")
     p.add_argument("--metadata", default=".snakemake/metadata",
                    help="Snakemake's job records (which rule ran each job; per-rule timings)")
+    p.add_argument("--projection", help="the run's projection (benchmarks/scale_projection.py --json): timings.md sets "
+                                        "the measured job time per stage beside it")
+    p.add_argument("--tour", help="the tour's published manifest (e.g. results/reference/tour-1m/manifest.json): "
+                                  "timings.md gives the ratio of each stage's job time to the tour's")
     p.set_defaults(handler=_reference)
+
+    p = sub.add_parser("segment", help="run a command as one sitting of a long run, its start, end, exit status and "
+                                       "`uptime` appended to <run>/segments.tsv (timings.md lists them)")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--run", help="the run's results directory")
+    where.add_argument("--configfile", nargs="+", help="config files of the run (its results_dir is the directory)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command, e.g. snakemake --cores all ...")
+    p.set_defaults(handler=_segment)
 
     p = sub.add_parser("best-layer", help="ASE's best task-independent layer: the best mean score over tasks "
                                           "(X2Static Table 3's overall layer, Figure 1's ASE line)")
@@ -126,8 +172,12 @@ def _table(args) -> int:
     from staticvec.report.tables import table_from_files
 
     table_from_files(args.spec, args.table, assignments(args.results, "ID=RESULT.json"), args.out_csv, args.out_md,
-                     args.meta, args.root)
+                     args.meta, args.root, reduced=_reduced(args))
     return 0
+
+
+def _reduced(args) -> dict | None:
+    return json_arg(args.reduced, "--reduced") if args.reduced else None
 
 
 def _caption_fields(corpus: dict, teacher: str | None) -> dict:
@@ -177,7 +227,7 @@ def _figure(args) -> int:
 
     record = figure_from_files(args.spec, args.figure, assignments(args.results or [], "ID=FILE"), args.out_pdf,
                                args.out_png, args.out_manifest, args.manifest, args.sweep, args.corpus_manifest,
-                               args.attention, args.root)
+                               args.attention, args.root, reduced=_reduced(args))
     print(record["caption"])
     return 0
 
@@ -186,7 +236,7 @@ def _summary(args) -> int:
     from staticvec.report.summary import summary_from_files
 
     summary_from_files(args.spec, json_arg(args.rows, "--rows"), protocol_results(args.results), args.out_csv,
-                       args.out_md, args.out_html, args.manifest, args.claims, args.root)
+                       args.out_md, args.out_html, args.manifest, args.claims, args.root, reduced=_reduced(args))
     return 0
 
 
@@ -210,12 +260,44 @@ def _claims_figure(args) -> int:
     return 0
 
 
+def _corpus_scale(args) -> int:
+    from staticvec.report.corpus_scale import corpus_scale_from_files
+
+    record = corpus_scale_from_files(args.spec, args.tables, json_arg(args.panels, "--panels"), args.sweep,
+                                     json_arg(args.points, "--points"), protocol_results(args.results),
+                                     args.corpus_manifest, args.out_md, args.out_csv, args.out_pdf, args.out_png,
+                                     args.out_manifest, args.manifest, args.root)
+    print(record["caption"])
+    return 0
+
+
+def _verdicts(args) -> int:
+    from staticvec.report.verdicts import verdicts_from_files
+
+    rows = verdicts_from_files(args.before, args.after, args.out_md, args.out_csv, args.before_label, args.after_label)
+    moved = [r["id"] for r in rows if r["moved"] != "same"]
+    print(f"{len(moved)} of {len(rows)} verdicts moved" + (f": {', '.join(moved)}" if moved else ""))
+    return 0
+
+
 def _reference(args) -> int:
     from staticvec.report.reference import publish, timings_markdown
 
-    manifest = publish(args.run, args.out, args.metadata)
-    print(timings_markdown(manifest["timings"]), end="")
+    manifest = publish(args.run, args.out, args.metadata, args.projection, args.tour)
+    print(timings_markdown(manifest["timings"], manifest["timings"].get("segments")), end="")
     return 0
+
+
+def _segment(args) -> int:
+    from staticvec.config import load_config
+    from staticvec.errors import StaticvecError
+    from staticvec.report.segments import run_segment
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise StaticvecError("report segment: no command given (put it after --)")
+    run = args.run or load_config(args.configfile)["results_dir"]
+    return run_segment(run, command)
 
 
 def _best_layer(args) -> int:

@@ -137,6 +137,26 @@ def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
             if sheet is not None and entry["embedding"] in sheet and sheet[entry["embedding"]].method != "bert_sg":
                 problems.append(f"{where}: attention weights exist only for method bert_sg, "
                                 f"not {sheet[entry['embedding']].method!r}")
+    scale = spec.get("corpus_scale")
+    if scale:
+        where = f"{path}: corpus_scale"
+        for k, panel in enumerate(scale["panels"]):
+            check_metrics(f"{where}.panels[{k}]", [panel["metric"]])
+            check_protocol(f"{where}.panels[{k}]", panel["protocol"])
+        sweep = sheet.sweeps.get(scale["sweep"]) if sheet is not None else None
+        if sheet is not None and sweep is None:
+            problems.append(f"{where}: sweep {scale['sweep']!r} is not in {sheet.source} (known: {', '.join(sheet.sweeps)})")
+        elif sweep is not None and sweep.param != "fraction":
+            problems.append(f"{where}: sweep {sweep.id!r} varies {sweep.param!r}, not the corpus fraction")
+        for emb in scale["lines"]:
+            check_embedding(f"{where}.lines", emb)
+        reached = [scale["crossing"], *(scale.get("crossing_for") or {}).values()]
+        if any(e not in scale["lines"] for e in reached):
+            problems.append(f"{where}: crossing {sorted(set(reached) - set(scale['lines']))} must be among its lines")
+        for key in ("crossing_for", "paper_tables"):
+            extra = sorted(set(scale.get(key) or {}) - set(sweep.bases)) if sweep is not None else []
+            if extra:
+                problems.append(f"{where}.{key}: {extra} are not bases of sweep {sweep.id!r}")
     summary = spec.get("summary") or {}
     check_metrics(f"{path}: summary.columns", summary.get("columns", []))
     for protocol in summary.get("protocols", []):
@@ -367,7 +387,7 @@ def _as_sweep(sweep):
         return sweep
     data = json.loads(sweep) if isinstance(sweep, str) else dict(sweep)
     return Sweep(data["id"], list(data["bases"]), data["param"], list(data["values"]), dict(data.get("linked") or {}),
-                 data.get("fraction"), data.get("description", ""))
+                 data.get("fraction"), data.get("description", ""), data.get("id_key"))
 
 
 # ------------------------------------------------------------------ data: t-SNE
@@ -680,7 +700,8 @@ def _seed_of(path: str | None):
 
 def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_manifest=None, sweep=None,
                 results: dict | None = None, embeddings: dict | None = None, attention=None,
-                corpus_manifest: dict | None = None, labels: dict | None = None, root=".") -> dict:
+                corpus_manifest: dict | None = None, labels: dict | None = None, root=".",
+                reduced: dict | None = None) -> dict:
     """Draw figure ``fid`` of the sheet and write PDF, PNG and the manifest; returns the manifest record.
 
     ``results``: {variant id: [result files]} (curves, bars); ``embeddings``: {embedding id: vectors
@@ -762,8 +783,11 @@ def make_figure(fid: str, entry: dict, manifest: dict, *, out_pdf, out_png, out_
                 + (f" Not in the vocabulary, so not shown: {', '.join(dropped)}." if dropped else ""))
     else:  # pragma: no cover - the schema allows no other kind
         raise StaticvecError(f"figure {fid}: unknown kind {kind!r}")
+    from staticvec.report.provenance import reduced_text
+
     made = manifest.get("provenance_caption")
-    lines = [entry.get("caption", "").strip(), ours, f"Made with: {made}." if made else "Made with: (no run manifest)."]
+    lines = [entry.get("caption", "").strip(), ours, reduced_text(reduced, manifest.get("tokens")),
+             f"Made with: {made}." if made else "Made with: (no run manifest)."]
     add_caption(fig, lines)
     save_figure(fig, entry["title"], out_pdf, out_png)
     record = {
@@ -798,7 +822,8 @@ def _jsonable(value):
 
 def figure_from_files(spec: str, figure: str, results: dict[str, list[str]], out_pdf: str, out_png: str,
                       out_manifest: str | None = None, manifest: str | None = None, sweep: str | None = None,
-                      corpus_manifest: str | None = None, attention: str | None = None, root: str = ".") -> dict:
+                      corpus_manifest: str | None = None, attention: str | None = None, root: str = ".",
+                      reduced: dict | None = None) -> dict:
     """Draw figure ``figure`` of the report sheet ``spec`` from files: ``results`` = {id: [files]}
     (curves/bars: evaluation results by variant id, one per seed; t-SNE: vectors by embedding id),
     the run ``manifest`` (provenance caption), the ``sweep``'s definition (JSON), the corpus
@@ -818,5 +843,5 @@ def figure_from_files(spec: str, figure: str, results: dict[str, list[str]], out
         out_manifest=out_manifest, sweep=sweep, results=results if kind in ("curve", "bars", "training") else None,
         embeddings=embeddings, attention=attention,
         corpus_manifest=read_json(corpus_manifest) if corpus_manifest else None,
-        labels=sheet.get("labels"), root=root,
+        labels=sheet.get("labels"), root=root, reduced=reduced,
     )

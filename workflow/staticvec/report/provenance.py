@@ -104,3 +104,39 @@ def caption(record: dict) -> str:
     parts.append(f"commit {record['git_commit']}")
     parts.append(record["date"][:10])
     return "; ".join(parts)
+
+
+def reduced_text(reduced: dict | None, tokens: int | None = None) -> str:
+    """A caption's sentence on the inputs made below the run's scale (the planning layer's
+    ``Workflow.reduced_inputs``): which embeddings were trained on a fraction of the corpus (a development
+    subset; about how many tokens), which with fewer seeds than the run's, which scored by fewer taggers or
+    classifiers; the points of one sweep are counted, not listed. '' when there are none."""
+    from fractions import Fraction
+
+    items = (reduced or {}).get("items") or []
+    if not items:
+        return ""
+    run = ", ".join(map(str, reduced.get("run_seeds") or []))
+
+    def names(group: list[dict]) -> str:
+        by_sweep: dict = {}
+        for item in group:
+            by_sweep.setdefault(item.get("sweep"), []).append(item["id"])
+        parts = [f"the {len(ids)} points of sweep {sweep}" if sweep and len(ids) > 1 else ", ".join(ids)
+                 for sweep, ids in by_sweep.items()]
+        return "; ".join(parts)
+
+    parts = []
+    for fraction in sorted({i["fraction"] for i in items if "fraction" in i}):
+        size = f", about {fraction * tokens / 1e6:.2g}M tokens" if tokens else ""
+        share = Fraction(fraction).limit_denominator(1000)
+        parts.append(f"on {share} of the corpus{size}: " + names([i for i in items if i.get("fraction") == fraction]))
+    for seeds in sorted({tuple(i["seeds"]) for i in items if "seeds" in i}):
+        label = f"seed {seeds[0]}" if len(seeds) == 1 else "seeds " + ", ".join(map(str, seeds))
+        parts.append(f"{label} only (the run: {run}): " + names([i for i in items if tuple(i.get("seeds", ())) == seeds]))
+    what = {"tagging": "taggers", "classification": "classifiers"}.get(reduced.get("source"), "runs")
+    for seeds in sorted({tuple(i["extrinsic_seeds"]) for i in items if "extrinsic_seeds" in i}):
+        label = f"seed {seeds[0]}" if len(seeds) == 1 else "seeds " + ", ".join(map(str, seeds))
+        group = [i for i in items if tuple(i.get("extrinsic_seeds", ())) == seeds]
+        parts.append(f"{what} of {label} only (the run: {run}): " + names(group))
+    return "Below the run's scale: " + "; ".join(parts) + "."

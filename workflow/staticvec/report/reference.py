@@ -1,4 +1,4 @@
-"""The committed reference run (``results/reference/``): per-stage wall times from Snakemake's
+"""The committed reference runs (``results/reference/tour-1m/``, ``claims-10m/``): per-stage wall times from Snakemake's
 benchmark files, and the copy of a finished run's tables, figures and manifests.
 
 A stage is the first directory under ``<run>/benchmarks/`` (corpus, teacher, cooc, train, post, eval,
@@ -22,10 +22,11 @@ from pathlib import Path
 
 from staticvec.errors import InputFileError
 from staticvec.files import atomic_open, read_json, write_json
+from staticvec.report.markdown import hms as _hms
 
-# what a reader of results/reference/ needs; big artefacts (vectors, features, stores) never go there
+# what a reader of a committed reference run needs; big artefacts (vectors, features, stores) never go there
 PUBLISHED = ("tables/**/*.md", "tables/**/*.csv", "tables/**/*.html", "tables/claims.json", "figures/**/*.pdf",
-             "figures/**/*.png", "figures/**/*.manifest.json", "manifest.json", "corpus/manifest.json")
+             "figures/**/*.png", "figures/**/*.manifest.json", "manifest.json", "corpus/manifest.json", "segments.tsv")
 
 
 # How a rule's work grows with the corpus (measured at 1M and 10M tokens: benchmarks/README.md, and
@@ -135,7 +136,58 @@ def rule_timings(benchmarks: str | Path, rules: dict[str, str], corpus_tokens: i
             for rule, v in sorted(out.items(), key=lambda kv: -kv[1]["wall_s"])}
 
 
-def timings_markdown(timings: dict) -> str:
+def compared_timings(timings: dict, projection: dict | None = None, tour: dict | None = None) -> dict:
+    """The run's job time per stage beside a projection's (``benchmarks/scale_projection.py --json``: its
+    ``stages``) and a tour run's (its reference manifest's ``timings``): {stage: {jobs, job_s, projected_s,
+    tour_s}} and the totals under ``all``."""
+    stages = list(timings["stages"])
+    for other in (projection or {}).get("stages", {}), ((tour or {}).get("timings") or {}).get("stages", {}):
+        stages += [k for k in other if k not in stages and k != "(no benchmark)"]
+    rows = {}
+    for stage in stages:
+        mine = timings["stages"].get(stage) or {}
+        rows[stage] = {"jobs": mine.get("jobs", 0), "job_s": mine.get("wall_s", 0.0),
+                       "projected_s": ((projection or {}).get("stages") or {}).get(stage, {}).get("projected_s"),
+                       "tour_s": (((tour or {}).get("timings") or {}).get("stages") or {}).get(stage, {}).get("wall_s")}
+    total = {"jobs": timings["jobs"], "job_s": timings["work_s"],
+             "projected_s": (projection or {}).get("job_s"), "tour_s": ((tour or {}).get("timings") or {}).get("work_s")}
+    return {"stages": rows, "all": total}
+
+
+def _ratio(a, b) -> str:
+    return "—" if a is None or not b else f"{a / b:.2f}×"
+
+
+def comparison_markdown(compared: dict, projection: dict | None, tour: dict | None, machine: dict | None) -> list[str]:
+    """The per-stage table of job time against the projection and the tour, with what each was made from."""
+    from staticvec.report.markdown import table
+
+    body = []
+    for stage, v in [*compared["stages"].items(), ("**all**", compared["all"])]:
+        body.append([stage, v["jobs"], _hms(v["job_s"]),
+                     "—" if v["projected_s"] is None else _hms(v["projected_s"]), _ratio(v["job_s"], v["projected_s"]),
+                     "—" if v["tour_s"] is None else _hms(v["tour_s"]), _ratio(v["job_s"], v["tour_s"])])
+    lines = ["Job time per stage beside the projection made before the run and beside the tour's job time "
+             "(measured / projected: how close the projection came; ratio to the tour: this run's cost in tours):", "",
+             *table(["stage", "jobs", "job time", "projected", "measured / projected", "tour's job time",
+                     "ratio to the tour"], body, align=["l", "r", "r", "r", "r", "r", "r"]), ""]
+    if projection:
+        lines.append(f"Projection: `{projection.get('file')}` (benchmarks/scale_projection.py: "
+                     f"{projection.get('target_tokens', 0):,} tokens from {projection.get('base_tokens', 0):,}-token "
+                     f"job times; {projection.get('job_s', 0):,.0f} s of job time, {projection.get('core_s', 0):,.0f} core-s).")
+    if tour:
+        here = (machine or {}).get("cpu")
+        there = (tour.get("machine") or {}).get("cpu")
+        same = "the same CPU" if here and there and here == there else \
+            f"CPU {there or 'not recorded'} (this run: {here or 'not recorded'}): compare ratios only on the same machine"
+        lines.append(f"Tour: `{tour.get('file')}` ({(tour.get('tokens') or 0):,} tokens, commit "
+                     f"{tour.get('git_commit', '?')}, {same}).")
+    return lines
+
+
+def timings_markdown(timings: dict, segments: list[dict] | None = None) -> str:
+    from staticvec.report.segments import segments_markdown
+
     lines = ["| stage | jobs | work (sum of job wall times) | CPU | longest job | peak RSS |",
              "| --- | ---: | ---: | ---: | --- | ---: |"]
     for stage, v in timings["stages"].items():
@@ -143,7 +195,14 @@ def timings_markdown(timings: dict) -> str:
                      f"{v['longest_job']} ({_hms(v['longest_job_s'])}) | {v['max_rss_mb']:.0f} MB |")
     lines.append(f"| **all** | {timings['jobs']} | {_hms(timings['work_s'])} | | | |")
     lines.append("")
-    lines.append(f"Run wall time (first job start to last job end): **{_hms(timings['run_wall_s'])}**.")
+    if segments:
+        lines += [f"First job start to last job end: {_hms(timings['run_wall_s'])} (across the segments, the time "
+                  "between sittings included).", "", *segments_markdown(segments)]
+    else:
+        lines.append(f"Run wall time (first job start to last job end): **{_hms(timings['run_wall_s'])}**.")
+    if timings.get("compared"):
+        lines += ["", *comparison_markdown(timings["compared"], timings.get("projection"), timings.get("tour"),
+                                           timings.get("machine"))]
     if timings.get("rules"):
         tokens = timings.get("corpus_tokens")
         lines += ["", f"Per rule, by job time (corpus: {tokens:,} tokens; job time per million tokens for the "
@@ -158,14 +217,15 @@ def timings_markdown(timings: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _hms(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
-
-
-def publish(run: str | Path, out: str | Path, metadata_dir: str | Path = ".snakemake/metadata") -> dict:
+def publish(run: str | Path, out: str | Path, metadata_dir: str | Path = ".snakemake/metadata",
+            projection: str | Path | None = None, tour: str | Path | None = None) -> dict:
     """Copy a finished run's tables, figures and manifests to ``out`` and write its stage and rule
-    timings into ``out/manifest.json`` (under ``timings``) and ``out/timings.md``. Returns the manifest."""
+    timings into ``out/manifest.json`` (under ``timings``) and ``out/timings.md``; with the run's segments
+    (``segments.tsv``, ``make claims``) listed, and its job time per stage beside a ``projection``
+    (``benchmarks/scale_projection.py --json``) and a ``tour`` run (its published ``manifest.json``).
+    Returns the manifest."""
+    from staticvec.report.segments import machine, read_segments
+
     run, out = Path(run), Path(out)
     manifest_path = run / "manifest.json"
     if not manifest_path.exists():
@@ -185,6 +245,22 @@ def publish(run: str | Path, out: str | Path, metadata_dir: str | Path = ".snake
     tokens = read_json(corpus).get("totals", {}).get("tokens") if corpus.exists() else None
     timings["corpus_tokens"] = tokens
     timings["rules"] = rule_timings(run / "benchmarks", rules_of_benchmarks(metadata_dir, run), tokens)
+    segments = read_segments(run / "segments.tsv")
+    timings["segments"] = segments
+    last = segments[-1] if segments else None  # the machine of the last sitting, else the one publishing
+    timings["machine"] = {"host": last["host"], "cpu": last["cpu"], "cores": last["cores"]} if last else \
+        {**machine(), "note": "recorded when publishing (no segments.tsv)"}
+    manifest["machine"] = timings["machine"]
+    loaded_projection = {**read_json(projection), "file": str(projection)} if projection else None
+    loaded_tour = {**read_json(tour), "file": str(tour)} if tour else None
+    if loaded_projection or loaded_tour:
+        timings["compared"] = compared_timings(timings, loaded_projection, loaded_tour)
+        timings["projection"] = {k: v for k, v in (loaded_projection or {}).items()
+                                 if k in ("file", "job_s", "core_s", "base_tokens", "target_tokens", "target_config",
+                                          "base")} or None
+        timings["tour"] = {"file": str(tour), "tokens": loaded_tour.get("tokens"),
+                           "git_commit": loaded_tour.get("git_commit"), "machine": loaded_tour.get("machine"),
+                           "work_s": (loaded_tour.get("timings") or {}).get("work_s")} if loaded_tour else None
     manifest["timings"] = timings
     claims = run / "tables" / "claims.json"
     if claims.exists():  # the claims' verdicts (the run manifest is an input of the claims rule, so they land here)
@@ -193,5 +269,5 @@ def publish(run: str | Path, out: str | Path, metadata_dir: str | Path = ".snake
     manifest["published"] = sorted(copied)
     write_json(out / "manifest.json", manifest)
     with atomic_open(out / "timings.md") as fh:
-        fh.write(timings_markdown(timings))
+        fh.write(timings_markdown(timings, segments))
     return manifest

@@ -178,7 +178,7 @@ def to_html(frame, caption: str) -> str:
 
 def summary_from_files(spec: str, rows: list, results: dict[tuple[str, str], list[str]], out_csv: str, out_md: str,
                        out_html: str | None = None, manifest: str | None = None, claims: str | None = None,
-                       root: str = ".") -> None:
+                       root: str = ".", reduced: dict | None = None) -> None:
     """The cross-paper summary table from files: ``rows`` = [{"id": ..., "method": ...}] in order,
     ``results`` = {(protocol, id): [files]} (one per seed), the report sheet ``spec`` (its summary
     block), the run ``manifest`` (caption) and the ``claims`` verdicts (count lines on top); what
@@ -194,7 +194,12 @@ def summary_from_files(spec: str, rows: list, results: dict[tuple[str, str], lis
     unknown = sorted({p for p, _ in results} - set(protocols))
     if unknown:
         raise StaticvecError(f"results given for protocols {unknown}, which the summary does not show ({protocols})")
-    caption = summary_caption(read_json(manifest) if manifest else {}, protocols)
+    from staticvec.report.provenance import reduced_text
+
+    run = read_json(manifest) if manifest else {}
+    caption = summary_caption(run, protocols)
+    below = reduced_text(reduced, run.get("tokens"))
+    caption = f"{caption} {below}" if below else caption
     frame = build_summary(rows, results, protocols, columns, float(sheet.get("scale", 100)))
     counts = read_json(claims)["counts"] if claims else None
     write_summary(frame, caption, out_csv, out_md, out_html, counts)

@@ -666,11 +666,13 @@ def write_comparison(frame, csv_path, md_path) -> None:
 
 
 def table_from_files(spec: str | os.PathLike, table: str, results: dict[str, list[str]], out_csv, out_md,
-                     meta: str | os.PathLike | None = None, root: str | os.PathLike = ".") -> None:
+                     meta: str | os.PathLike | None = None, root: str | os.PathLike = ".", reduced: dict | None = None) -> None:
     """Table ``table`` of the tables sheet ``spec`` from our result files (``{result id: [files]}``,
-    one per seed) and the run manifest ``meta`` (JSON or YAML): CSV and Markdown; what
-    ``staticvec report table`` does."""
+    one per seed) and the run manifest ``meta`` (JSON or YAML): CSV and Markdown; ``reduced``: the inputs made
+    below the run's scale (``Workflow.reduced_inputs``), stated in the caption; what ``staticvec report table``
+    does."""
     from staticvec.config import load_yaml
+    from staticvec.report.provenance import reduced_text
 
     sheet = load_tables_spec(spec, root)
     if table not in sheet["tables"]:
@@ -679,6 +681,9 @@ def table_from_files(spec: str | os.PathLike, table: str, results: dict[str, lis
     meta = dict(load_yaml(meta) or {}) if meta else {}
     if entry.get("caption"):
         meta["caption"] = (meta.get("caption", "") + " " + entry["caption"]).strip()
+    below = reduced_text(reduced, meta.get("tokens"))
+    if below:
+        meta["caption"] = (meta.get("caption", "") + " " + below).strip()
     paper = load_paper_table(Path(root) / entry["paper_file"])
     if paper.kind == "neighbours":
         frame = build_neighbours(paper, results, entry["rows"], meta, entry.get("queries"))
