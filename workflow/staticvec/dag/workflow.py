@@ -145,11 +145,14 @@ class Workflow:
         corpus = self.config["corpus"]
         inputs = []
         if corpus.get("local_files"):
+            # each file or directory a pattern names (``**`` spans directories) is one input: one tokenize job
             for pattern in corpus["local_files"]:
-                matches = sorted(glob.glob(str(resolve_path(pattern, self.root))))
+                full = str(resolve_path(pattern, self.root))
+                matches = sorted(glob.glob(full, recursive=True))
                 if not matches:
                     raise StaticvecError(f"config key 'corpus.local_files': {pattern!r} matches no file")
-                inputs += [CorpusInput(_safe_id(Path(m).name), m, None, corpus["format"]) for m in matches]
+                inputs += [CorpusInput(_safe_id(_relative_to_pattern(m, full)), m, None, corpus["format"])
+                           for m in matches]
         else:
             parts = int(corpus.get("dump_parts", 1))
             for member in self.registry.select(corpus["source"], corpus.get("members")):
@@ -161,7 +164,10 @@ class Workflow:
                     inputs.append(CorpusInput(_safe_id(member.name), self.resource_path(member), member, corpus["format"]))
         ids = [i.id for i in inputs]
         if len(set(ids)) != len(ids):
-            raise StaticvecError("corpus inputs have clashing names; rename the local files")
+            clash = sorted({i for i in ids if ids.count(i) > 1})
+            raise StaticvecError(f"corpus inputs have clashing names ({', '.join(clash[:5])}): two inputs of "
+                                 "config corpus.local_files give the same job name; rename them, or name them by "
+                                 "a pattern whose fixed part is their common directory")
         self._corpus_inputs = inputs
         return inputs
 
@@ -299,8 +305,21 @@ class Workflow:
         return self.vocab(self.params(emb).get("min_count"), self.frac(emb))
 
     def tokenize_flags(self) -> str:
+        import shlex
+
         c = self.config["corpus"]
-        return " ".join([
+        # How the inputs are read: said only for a corpus of your own or another language, so that a
+        # Wikipedia run's tokenize commands (and what Snakemake compares to rerun) stay as they were.
+        source = []
+        if c["format"] in ("text", "jsonl"):
+            source += ["--format", c["format"], "--paragraphs", c.get("paragraphs", "blank_lines")]
+        if c["format"] == "jsonl":
+            fields = c.get("jsonl") or {}
+            source += ["--text-field", shlex.quote(fields.get("text_field", "text")),
+                       "--id-field", shlex.quote(fields.get("id_field", "id"))]
+        if c.get("language", "en") != "en":
+            source += ["--language", c["language"]]
+        return " ".join(source + [
             "--lowercase" if c["lowercase"] else "--no-lowercase",
             "--keep-punctuation" if c.get("keep_punctuation", True) else "--no-keep-punctuation",
             "--split-hyphens" if c.get("split_hyphens", False) else "--no-split-hyphens",
@@ -321,13 +340,19 @@ class Workflow:
 
     def corpus_description(self) -> str:
         corpus = self.config["corpus"]
-        return json.dumps({
+        description = {
             "source": corpus.get("local_files") or corpus["source"],
             "format": corpus["format"],
             "members": corpus.get("members"),
             "lowercase": corpus["lowercase"],
             "sentence_tokens": [corpus["min_sentence_tokens"], corpus["max_sentence_tokens"]],
-        })
+        }
+        # what a corpus of your own adds (a Wikipedia run's manifest stays as it was)
+        if corpus["format"] in ("text", "jsonl"):
+            description["paragraphs"] = corpus.get("paragraphs", "blank_lines")
+        if corpus.get("language", "en") != "en":
+            description["language"] = corpus["language"]
+        return json.dumps(description)
 
     # ------------------------------------------------------------ embeddings
     def spec(self, emb: str) -> EmbeddingSpec:
@@ -1019,6 +1044,19 @@ class Workflow:
 def alternatives(names) -> str:
     """A wildcard constraint matching exactly one of ``names`` (longest first; none: matches nothing)."""
     return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"
+
+
+def _relative_to_pattern(match: str, pattern: str) -> str:
+    """A match's path below the fixed directory part of its glob pattern (a plain path: its name), so that
+    ``data/*/train.jsonl`` names its inputs ``a/train.jsonl``, ``b/train.jsonl``."""
+    parts = Path(pattern).parts
+    fixed = next((k for k, part in enumerate(parts) if glob.has_magic(part)), len(parts) - 1)
+    if fixed == 0:
+        return Path(match).as_posix()
+    try:
+        return Path(match).relative_to(Path(*parts[:fixed])).as_posix()
+    except ValueError:
+        return Path(match).name
 
 
 def _safe_id(name: str) -> str:
