@@ -446,8 +446,9 @@ class Workflow:
 
     def check_teachers(self) -> None:
         """One error naming every teacher that cannot be loaded as configured, before any job runs:
-        a local path that does not exist, or (teacher.offline: true) a hub name not in the local cache."""
-        from staticvec.teacher.load import resolve_teacher
+        a local path that does not exist, a local model whose tokenizer is slow (no character offsets),
+        or (teacher.offline: true) a hub name not in the local cache."""
+        from staticvec.teacher.load import check_tokenizer, resolve_teacher
 
         offline = bool(self.config["teacher"].get("offline", True))
         problems = []
@@ -460,6 +461,10 @@ class Workflow:
                 problems.append(f"{where}: {exc}")
                 continue
             if source.local:
+                try:
+                    check_tokenizer(model)
+                except StaticvecError as exc:
+                    problems.append(f"{where}: {exc}")
                 continue
             if offline and not _in_hub_cache(model):
                 problems.append(f"{where}: not a local directory and not in the Hugging Face cache "

