@@ -320,3 +320,4 @@ def test_tokenize_flags_and_manifest_say_how_an_own_corpus_is_read(plan, tmp_pat
     description = json.loads(own.corpus_description())
     assert description["paragraphs"] == "lines" and description["language"] == "fr"
     assert description["source"] == [str(tmp_path / "c.jsonl")]
+    assert description["members"] is None  # the registry source's members are not read

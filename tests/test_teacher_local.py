@@ -73,6 +73,22 @@ def test_local_directories_are_teachers_and_only_a_headless_encoder_gets_a_fitte
     assert SemgloveRules(causal).teacher == "encoder"
 
 
+def test_ase_layers_beyond_a_teachers_depth_are_a_plan_error(repo_root, models):
+    from staticvec.dag.workflow import Workflow
+
+    config = config_with(repo_root, models={"minilm": str(models["encoder"])})  # 2 layers, not MiniLM's 6
+    w = Workflow(config, repo_root)
+    sweep = [e for e in w.sheet.ids("ase") if w.params(e)["layer"] != "best"]
+    assert sorted(w.params(e)["layer"] for e in sweep if "~" in e) == [0, 1, 2, 3, 4, 5, 6]  # config.yaml's layers
+    with pytest.raises(StaticvecError, match=r"layer 3, but teacher 'minilm' \(.*encoder\) has layers 0-2: set config "
+                                             r"methods.ase.layers to its layers \[0, ..., 2\]"):
+        [w.ase_layer_file(e) for e in sweep]
+    config["methods"]["ase"]["layers"] = [0, 1, 2]
+    w = Workflow(config, repo_root)
+    files = [w.ase_layer_file(e) for e in w.sheet.ids("ase") if w.params(e)["layer"] != "best"]
+    assert {f.rsplit("/", 1)[1] for f in files} == {"layer-00.bin", "layer-01.bin", "layer-02.bin"}  # -1: the last, 2
+
+
 def test_slow_tokenizer_is_refused_at_plan_time_with_what_to_do(repo_root, models):
     from staticvec.dag.workflow import Workflow
 

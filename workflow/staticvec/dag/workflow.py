@@ -343,7 +343,7 @@ class Workflow:
         description = {
             "source": corpus.get("local_files") or corpus["source"],
             "format": corpus["format"],
-            "members": corpus.get("members"),
+            "members": None if corpus.get("local_files") else corpus.get("members"),  # of the registry source
             "lowercase": corpus["lowercase"],
             "sentence_tokens": [corpus["min_sentence_tokens"], corpus["max_sentence_tokens"]],
         }
@@ -556,9 +556,17 @@ class Workflow:
         return shlex.join(args)
 
     def ase_layer_file(self, emb: str) -> str:
+        from staticvec.dag.teacher import teacher_traits
+
         layer = int(self.params(emb)["layer"])
+        teacher = self.spec(emb).teacher
+        depth = teacher_traits(self.teacher_model(teacher))["n_layers"]
         if layer < 0:
-            layer += self.teacher_depth(self.spec(emb).teacher) + 1
+            layer += self.teacher_depth(teacher) + 1
+        if depth is not None and layer > depth:  # a layer list written for another teacher (methods.ase.layers: MiniLM's 0-6)
+            raise StaticvecError(f"embedding {emb!r}: layer {self.params(emb)['layer']}, but teacher {teacher!r} "
+                                 f"({self.teacher_model(teacher)}) has layers 0-{depth}: set config methods.ase.layers "
+                                 f"to its layers [0, ..., {depth}]")
         return str(Path(self.ase_directory(emb)).parent / f"layer-{layer:02d}.bin")
 
     def attention_sentence_args(self) -> str:
