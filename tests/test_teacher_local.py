@@ -73,6 +73,71 @@ def test_local_directories_are_teachers_and_only_a_headless_encoder_gets_a_fitte
     assert SemgloveRules(causal).teacher == "encoder"
 
 
+def masked_lm_checkpoints():
+    """Tiny random masked LMs of the families whose head sits elsewhere, and an ELECTRA discriminator."""
+    import transformers as t
+
+    small = {"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 32,
+             "max_position_embeddings": 70}
+    return {
+        "BertForMaskedLM": t.BertConfig(**small),
+        "BertForPreTraining": t.BertConfig(**small),  # its cls also scores next-sentence prediction
+        "RobertaForMaskedLM": t.RobertaConfig(**small),
+        "AlbertForMaskedLM": t.AlbertConfig(embedding_size=8, **small),
+        "ElectraForMaskedLM": t.ElectraConfig(embedding_size=8, **small),  # the generator
+        "DistilBertForMaskedLM": t.DistilBertConfig(dim=16, n_layers=2, n_heads=2, hidden_dim=32,
+                                                    max_position_embeddings=70),
+        "ElectraForPreTraining": t.ElectraConfig(embedding_size=8, **small),  # the discriminator: no MLM head
+    }
+
+
+def test_a_masked_lms_own_head_is_found_and_gives_its_logits(tmp_path):
+    """What the plan reads in config.json (a head or not) is what the job finds, and the head it finds gives
+    the model's own logits; ELECTRA's discriminator counts as without (loading it as a masked LM gave a
+    random head), and so gets a fitted one."""
+    import transformers
+
+    from staticvec.dag.teacher import teacher_traits
+    from staticvec.teacher.align import align
+
+    tokenizer = wordpiece_tokenizer()
+    for name, config in masked_lm_checkpoints().items():
+        config.vocab_size = len(tokenizer)
+        torch.manual_seed(0)
+        path = tmp_path / name
+        getattr(transformers, name)(config).save_pretrained(path)
+        tokenizer.save_pretrained(path)
+        teacher = load_teacher(str(path), device="cpu", dtype="float32")
+        native = name != "ElectraForPreTraining"
+        assert teacher_traits(str(path))["mlm_head"] is native, name
+        assert teacher.mlm_head_kind == ("native" if native else None), name
+        if native:
+            ids = torch.as_tensor(align(tokenizer, [["the", "cat", "sat", "on", "the", "mat"]]).input_ids)[None]
+            with torch.inference_mode():
+                want = teacher.model(input_ids=ids)
+                want = want.logits if getattr(want, "logits", None) is not None else want.prediction_logits
+                got = teacher.mlm_logits(teacher.forward(ids, torch.ones_like(ids)).last_hidden_state)
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_head_layout_that_runs_but_is_not_the_models_head_is_refused(monkeypatch):
+    import transformers
+
+    import staticvec.teacher.load as load
+
+    config = masked_lm_checkpoints()["DistilBertForMaskedLM"]
+    config.vocab_size = 50
+    model = transformers.DistilBertForMaskedLM(config).eval()
+    right = ("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector")
+    wrong = ("activation", "vocab_transform", "vocab_layer_norm", "vocab_projector")  # runs, other logits
+    monkeypatch.setattr(load, "MLM_HEAD_LAYOUTS", (wrong,))
+    head, why = load.native_mlm_head(model, model.base_model)
+    assert head is None and "does not give the model's own logits" in why
+    monkeypatch.setattr(load, "MLM_HEAD_LAYOUTS", (wrong, right))
+    head, why = load.native_mlm_head(model, model.base_model)
+    assert why is None and [type(m).__name__ for m in head] == ["Linear", "GELUActivation", "LayerNorm", "Linear"]
+
+
 def test_ase_layers_beyond_a_teachers_depth_are_a_plan_error(repo_root, models):
     from staticvec.dag.workflow import Workflow
 

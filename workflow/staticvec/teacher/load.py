@@ -53,6 +53,18 @@ CAUSAL_FAMILIES = {"gpt2", "llama"}
 MINILM_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 SMOLLM2_ALIASES = {"smollm2", "smollm2-135m", "smollm2-135m-instruct"}
 
+# ``*ForPreTraining`` checkpoints whose pre-training head is not a masked LM: ELECTRA-style replaced-token
+# discriminators (loading them as masked LMs would give a randomly initialised head).
+DISCRIMINATORS = {"ElectraForPreTraining", "FunnelForPreTraining"}
+
+
+def ships_mlm_head(architectures) -> bool:
+    """Whether a checkpoint's ``config.json`` architectures carry a masked-LM head: ``*ForMaskedLM``, or a
+    ``*ForPreTraining`` with an MLM objective (BERT's, ALBERT's), not an ELECTRA-style discriminator."""
+    names = list(architectures or [])
+    return any("MaskedLM" in a or ("ForPreTraining" in a and a not in DISCRIMINATORS) for a in names)
+
+
 DEFAULT_MAX_LENGTH = 512  # cap for models whose position table is larger (Llama: 8192)
 
 
@@ -171,18 +183,16 @@ class Teacher:
         self.dtype = None if dtype in (None, torch.float32) else dtype
         if attention:
             self.use_eager_attention()
+        # A real MLM head: what *ForMaskedLM models carry (BERT: .cls, RoBERTa: .lm_head, ...), found while
+        # the weights are still the checkpoint's (fp32, on the CPU) and checked against the model's own logits.
+        self._native_head, self.head_problem = None, None
+        if not self.causal and model is not self.encoder:
+            self._native_head, self.head_problem = native_mlm_head(model, self.encoder)
         self.model.to(device)
         # CPU: the weights themselves in bf16 (no autocast); CUDA: fp32 weights under autocast
         self.cast_weights = self.dtype is not None and not device.startswith("cuda")
         if self.cast_weights:
             self.model.to(self.dtype)
-        # A real MLM head: what *ForMaskedLM models carry (BERT: .cls, RoBERTa: .lm_head).
-        self._native_head = None
-        if not self.causal and model is not self.encoder:
-            for attr in ("cls", "lm_head"):
-                if hasattr(model, attr):
-                    self._native_head = getattr(model, attr)
-                    break
         self.fitted_head = None  # an MLM head fitted on the frozen encoder (mlm_head.py)
         self.n_layers = int(self.config.num_hidden_layers)
         self.hidden_size = int(self.config.hidden_size)
@@ -303,6 +313,54 @@ class Teacher:
         return v, cand.gather(1, i)
 
 
+# Where *ForMaskedLM models keep their head, applied in this order to the last hidden states.
+MLM_HEAD_LAYOUTS = (
+    ("cls",),  # BERT, DeBERTa (legacy), ...
+    ("cls.predictions",),  # BERT's *ForPreTraining (its cls also scores next-sentence prediction)
+    ("lm_head",),  # RoBERTa, XLM-R, CamemBERT, MPNet, ...
+    ("predictions",),  # ALBERT
+    ("generator_predictions", "generator_lm_head"),  # ELECTRA's generator
+    ("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector"),  # DistilBERT
+    ("head", "decoder"),  # ModernBERT
+)
+
+
+def native_mlm_head(model, encoder):
+    """``(head, None)``: the masked-LM head of ``model`` as a module from last hidden states to logits, checked
+    on a probe input against the model's own forward; ``(None, why)`` when no known layout gives its logits."""
+    import operator
+
+    import torch
+    from torch import nn
+
+    weight = model.get_input_embeddings().weight
+    probe = torch.arange(min(8, weight.shape[0]), device=weight.device)[None]
+    tried = []
+    for layout in MLM_HEAD_LAYOUTS:
+        parts = []
+        for name in layout:
+            try:
+                parts.append(operator.attrgetter(name)(model))
+            except AttributeError:
+                break
+        if len(parts) < len(layout) or not all(isinstance(p, nn.Module) for p in parts):
+            continue
+        head = parts[0] if len(parts) == 1 else nn.Sequential(*parts)
+        tried.append("+".join(layout))
+        try:
+            with torch.inference_mode():
+                out = model(input_ids=probe)
+                want = out.logits if getattr(out, "logits", None) is not None else out.prediction_logits
+                got = head(encoder(input_ids=probe).last_hidden_state)
+        except (TypeError, RuntimeError, AttributeError, ValueError):
+            continue
+        if isinstance(got, torch.Tensor) and got.shape == want.shape and torch.allclose(got.float(), want.float(),
+                                                                                        rtol=1e-4, atol=1e-4):
+            return head, None
+    return None, (f"its masked-LM head ({type(model).__name__}: {', '.join(tried) or 'no known layout'}) does not give "
+                  "the model's own logits from the encoder's states")
+
+
 def _decoder_parts(head):
     """``(transform, decoder weight, decoder bias)`` of an MLM head, or None if not a known layout."""
     if head is None:
@@ -382,7 +440,7 @@ def load_teacher(
         tokenizer = AutoTokenizer.from_pretrained(source.path, **kwargs)
         architectures = " ".join(config.architectures or [])
         family = FAMILIES.get(config.model_type, config.model_type)
-        if "MaskedLM" in architectures or "ForPreTraining" in architectures:
+        if ships_mlm_head(config.architectures):
             auto = AutoModelForMaskedLM
         elif family in CAUSAL_FAMILIES or "CausalLM" in architectures or "LMHead" in architectures:
             auto = AutoModelForCausalLM
