@@ -911,9 +911,17 @@ class Workflow:
         return (self.figures_spec.get("summary") or {}).get("protocols", ["web"])
 
     def summary_rows(self) -> list[dict]:
-        """The summary's rows: every main embedding of the sheet (sweep variants left out), sheet order."""
-        return [{"id": e, "method": s.method, "description": s.description}
-                for e, s in self.sheet.entries.items() if s.sweep is None]
+        """The summary's rows: every main embedding of the sheet (sweep variants left out), or those of
+        ``targets.summary`` when it lists embedding ids; sheet order."""
+        main = [e for e, s in self.sheet.entries.items() if s.sweep is None]
+        chosen = (self.config.get("targets") or {}).get("summary", True)
+        if isinstance(chosen, list):
+            unknown = [e for e in chosen if e not in main]
+            if unknown:
+                raise StaticvecError(f"config targets.summary: {unknown} are not main embeddings of the embeddings "
+                                     f"sheet (sweep points have no summary row); known: {', '.join(main)}")
+            main = [e for e in main if e in chosen]
+        return [{"id": e, "method": self.sheet[e].method, "description": self.sheet[e].description} for e in main]
 
     def summary_results(self) -> list[tuple[str, str]]:
         return [(f"{p}/{row['id']}", self.intrinsic_result(row["id"], s, p))
@@ -950,7 +958,7 @@ class Workflow:
         return shlex.join(["--rows", rows, *(f"{rid}={path}" for rid, path in self.summary_results())])
 
     def summary_targets(self) -> list[str]:
-        return [self.summary_file("md")] if (self.config.get("targets") or {}).get("summary", True) else []
+        return [self.summary_file("md")] if (self.config.get("targets") or {}).get("summary", True) not in (False, []) else []
 
     # ------------------------------------------------------------ claims
     @property
