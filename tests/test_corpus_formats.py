@@ -206,14 +206,19 @@ def test_a_paragraph_without_breaks_is_named_where_it_starts(tmp_path, monkeypat
     assert len(doc.paragraphs) == 6
 
 
-def test_bad_input_fails_the_tokenize_command_with_file_and_line(tmp_path, capsys):
-    path = tmp_path / "bad.jsonl"
-    path.write_text('{"text": "fine"}\n{"txt": "typo"}\n', encoding="utf-8")
+@pytest.mark.parametrize("name, content, fmt, message", [
+    ("bad.jsonl", b'{"text": "fine"}\n{"txt": "typo"}\n', "jsonl", "bad.jsonl, line 2: no 'text' field"),
+    ("scan.txt", b"fine\n\nPNG\x00\x00IHDR\n", "text", "scan.txt, line 3: a binary file"),
+    ("latin1.txt", "fine\n\ncaf\xe9\n".encode("latin-1"), "text", "latin1.txt, line 3: invalid UTF-8"),
+])
+def test_bad_input_fails_the_tokenize_command_with_file_and_line(tmp_path, capsys, name, content, fmt, message):
+    path = tmp_path / name
+    path.write_bytes(content)
     out = tmp_path / "tok.tsv.gz"
-    assert main(["corpus", "tokenize", str(path), "--format", "jsonl", "--out", str(out),
+    assert main(["corpus", "tokenize", str(path), "--format", fmt, "--out", str(out),
                  "--stats", str(tmp_path / "tok.json")]) == 2
-    assert "bad.jsonl, line 2: no 'text' field" in capsys.readouterr().err
-    assert not out.exists()  # nothing half-written
+    assert message in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "tok.json").exists()  # nothing half-written
 
 
 def test_an_empty_corpus_after_filtering_names_the_inputs_and_the_filter(tmp_path):
