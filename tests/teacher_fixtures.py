@@ -133,3 +133,28 @@ def small_vocab():
     counts = Counter(w for s in TEXT for w in s.split())
     del counts["unbelievable"]  # one OOV word
     return Vocabulary.from_counts(counts)
+
+
+def save_local_teacher(directory: Path, texts: list[str], seed: int = 0, layers: int = 2, max_length: int = 512) -> Path:
+    """A teacher of one's own as a local model directory: a WordPiece tokenizer trained on ``texts`` (as a
+    BERT tokenizer is made) and a random BERT encoder without MLM head (like MiniLM), saved as
+    ``save_pretrained`` writes them (config.json, weights, tokenizer.json)."""
+    import torch
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=600, special_tokens=specials, show_progress=False))
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                        sep_token="[SEP]", mask_token="[MASK]", model_max_length=max_length)
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=layers, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=max_length, pad_token_id=tokenizer.pad_token_id)
+    BertModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory

@@ -66,3 +66,24 @@ def test_summary_cli_writes_csv_markdown_html(tmp_path):
     assert "enwiki, 2.0M tokens" in md and "| sg | skipgram | 2 |" in md
     assert "<table>" in (tmp_path / "t" / "summary.html").read_text()
     assert main([*argv[:-2], "drop/sg=x.json"]) == 2  # a protocol the summary does not show: a clear error
+
+
+def test_summary_rows_are_every_main_embedding_or_the_listed_ones(repo_root):
+    from staticvec.config import deep_merge, load_config
+    from staticvec.dag.workflow import Workflow
+
+    base = load_config([repo_root / "config" / "config.yaml"])
+    every = Workflow(base, repo_root)
+    main = [e for e, s in every.sheet.entries.items() if s.sweep is None]
+    assert [r["id"] for r in every.summary_rows()] == main and len(main) > 10
+
+    def plan(summary):
+        return Workflow(deep_merge(base, {"targets": {"summary": summary}}), repo_root)
+
+    subset = plan(["tokenlearn", "glove", "sg"])  # sheet order, whatever the list's
+    assert [r["id"] for r in subset.summary_rows()] == [e for e in main if e in {"tokenlearn", "glove", "sg"}]
+    assert {rid.split("/")[1] for rid, _ in subset.summary_results()} == {"tokenlearn", "glove", "sg"}
+    assert subset.summary_targets() == every.summary_targets() == [every.summary_file("md")]
+    assert plan(False).summary_targets() == [] == plan([]).summary_targets()
+    with pytest.raises(StaticvecError, match=r"targets.summary: \['ase~layer3'\] are not main embeddings"):
+        plan(["glove", "ase~layer3"]).summary_rows()

@@ -175,6 +175,7 @@ def _check_cross_fields(config: dict) -> list[str]:
     if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
         problems.append(f"config keys 'corpus.min_sentence_tokens' = {lo} > 'corpus.max_sentence_tokens' = {hi}: "
                         f"no sentence would be kept")
+    problems += _check_corpus(corpus)
     split = config.get("classification", {}).get("split")
     if isinstance(split, list) and split and all(isinstance(x, (int, float)) for x in split):
         if abs(sum(split) - 1.0) > 1e-6:
@@ -188,6 +189,23 @@ def _check_cross_fields(config: dict) -> list[str]:
         if unknown:
             problems.append(f"config key 'evaluation.tasks': unknown task or data set {', '.join(map(repr, unknown))}; "
                             f"known tasks: {', '.join(TASKS)}; data sets: {', '.join(DATASETS)}")
+    return problems
+
+
+def _check_corpus(corpus: dict) -> list[str]:
+    """A corpus of your own names its files; its language is one spaCy can tokenize (checked at plan time)."""
+    problems = []
+    if corpus.get("format") in ("text", "jsonl") and not corpus.get("local_files"):
+        problems.append(f"config key 'corpus.format' = {corpus['format']!r} reads your own files: list them (files, "
+                        "directories or globs) in corpus.local_files")
+    language = corpus.get("language", "en")
+    if isinstance(language, str) and language != "en":
+        try:
+            from staticvec.corpus.tokenize import make_nlp
+
+            make_nlp(bool(corpus.get("split_hyphens", False)), language)
+        except StaticvecError as exc:
+            problems.append(f"config key 'corpus.language' = {language!r}: {exc}")
     return problems
 
 

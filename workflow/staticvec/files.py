@@ -62,6 +62,7 @@ def iter_utf8_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     truncated compressed file, are an error naming the file (and the line)."""
     from staticvec.errors import InputFileError
 
+    lineno = 0
     with open_any(path, "rb") as fh:
         try:
             for lineno, raw in enumerate(fh, start=1):
@@ -70,8 +71,9 @@ def iter_utf8_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
                 except UnicodeDecodeError as exc:
                     raise InputFileError(path, f"invalid UTF-8 ({exc.reason} at byte {exc.start})", lineno) from None
                 yield lineno, text.rstrip("\r\n")
-        except (EOFError, OSError) as exc:
-            raise InputFileError(path, f"corrupt or truncated file ({exc})") from None
+        except (EOFError, OSError, lzma.LZMAError) as exc:
+            # the line that could not be read whole: the one after the last line read
+            raise InputFileError(path, f"corrupt or truncated file ({exc})", lineno + 1) from None
 
 
 @contextlib.contextmanager

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 
 from staticvec.cli_args import add_group, add_out_arg
+from staticvec.corpus.formats import FORMATS, PARAGRAPH_STYLES
 
 
 def register(subparsers) -> None:
-    sub = add_group(subparsers, "corpus", help="Wikipedia text → tokenized sentence shards, vocabulary, manifest",
+    sub = add_group(subparsers, "corpus", help="Wikipedia or your own text → tokenized sentence shards, vocabulary, manifest",
                     dest="corpus_command")
 
     p = sub.add_parser("extract-dump", help="clean a pages-articles XML dump (.bz2) with wikiextractor")
@@ -21,8 +22,17 @@ def register(subparsers) -> None:
     p.add_argument("--parts", type=int, default=None, help="number of equal-size parts the dump's page streams are split into")
     p.set_defaults(handler=_extract_dump)
 
-    p = sub.add_parser("tokenize", help="split and tokenize one WikiExtractor file (or extracted-dump directory)")
-    p.add_argument("source")
+    p = sub.add_parser("tokenize", help="split and tokenize one corpus input: a file, or a directory of files")
+    p.add_argument("source", help="a file, or a directory (every file under it; wiki_* files for wikiextractor)")
+    p.add_argument("--format", choices=FORMATS, default="wikiextractor",
+                   help="wikiextractor: <doc> files (default); text: one document per file; jsonl: one JSON object "
+                        "per line, the document in its text field")
+    p.add_argument("--paragraphs", choices=PARAGRAPH_STYLES, default="blank_lines",
+                   help="text and jsonl: paragraphs separated by blank lines (default) or one paragraph per line")
+    p.add_argument("--text-field", default="text", help="jsonl: the field holding the document (default text)")
+    p.add_argument("--id-field", default="id",
+                   help="jsonl: the optional field holding the document's id (default id; else FILE:LINE)")
+    p.add_argument("--language", default="en", help="spaCy language code of the blank tokenizer (default en)")
     add_out_arg(p, help="tokenized shard (.tsv.gz)")
     p.add_argument("--stats", required=True, help="JSON counts of the tokenized file")
     p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True,
@@ -80,12 +90,16 @@ def _extract_dump(args) -> int:
 
 
 def _tokenize(args) -> int:
+    from staticvec.corpus.formats import SourceFormat
     from staticvec.corpus.prepare import tokenize_file
     from staticvec.corpus.tokenize import TokenizerSettings
 
     settings = TokenizerSettings(args.lowercase, args.keep_punctuation, args.min_sentence_tokens, args.max_sentence_tokens,
-                                 args.split_hyphens, args.min_paragraph_sentences, args.min_paragraph_chars)
-    stats = tokenize_file(args.source, args.out, args.stats, settings, n_process=args.processes)
+                                 args.split_hyphens, args.min_paragraph_sentences, args.min_paragraph_chars,
+                                 args.language)
+    source_format = SourceFormat(args.format, args.paragraphs, args.text_field, args.id_field)
+    stats = tokenize_file(args.source, args.out, args.stats, settings, n_process=args.processes,
+                          source_format=source_format)
     removed = stats["paragraph_filter_removed"]
     print(f"{args.source}: {stats['articles']} articles, {stats['sentences']} training sentences, {stats['tokens']} tokens"
           f" ({removed['paragraphs']} paragraphs, {removed['tokens']} tokens removed by the paragraph filter)")

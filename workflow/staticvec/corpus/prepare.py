@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from staticvec.corpus.shards import Sentence, iter_records
-from staticvec.corpus.sources import iter_documents
+from staticvec.corpus.formats import SourceFormat, input_files, iter_input_documents
 from staticvec.corpus.tokenize import TokenizerSettings, make_nlp, tokenize_documents
 from staticvec.corpus.vocab import Vocabulary
+from staticvec.errors import StaticvecError
 from staticvec.files import atomic_open, read_json, write_json
 
 
@@ -50,21 +51,23 @@ class Stats:
 
 
 def tokenize_file(source: str | os.PathLike, out: str | os.PathLike, stats_out: str | os.PathLike,
-                  settings: TokenizerSettings, n_process: int = 1) -> dict:
-    """Tokenize one WikiExtractor file (or every file of an extracted-dump directory)."""
+                  settings: TokenizerSettings, n_process: int = 1, source_format: SourceFormat | None = None) -> dict:
+    """Tokenize one corpus input: a file, or every file of a directory (an extracted dump's), read as
+    ``source_format`` says (default: WikiExtractor files)."""
     source = Path(source)
-    files = sorted(p for p in source.rglob("wiki_*") if p.is_file()) if source.is_dir() else [source]
-    nlp = make_nlp(settings.split_hyphens)
+    source_format = source_format or SourceFormat()
+    files = input_files(source, source_format)
+    nlp = make_nlp(settings.split_hyphens, settings.language)
     stats = Stats()
     removed = {"paragraphs": 0, "sentences": 0, "tokens": 0}
-    documents = (doc for f in files for doc in iter_documents(f))
+    documents = iter_input_documents(source, source_format)
     with atomic_open(out, "wt") as fh:
         for paragraph in group_paragraphs(tokenize_documents(documents, settings, nlp, n_process=n_process,
                                                              removed=removed)):
             stats.add_paragraph(paragraph)
             fh.writelines(s.to_line() for s in paragraph)
     result = {"source": str(source), "files": len(files), **stats.as_dict(), "settings": asdict(settings),
-              "paragraph_filter_removed": removed}
+              "format": asdict(source_format), "paragraph_filter_removed": removed}
     write_json(stats_out, result)
     return result
 
@@ -88,9 +91,7 @@ def prepare_corpus(tokenized: list[str | os.PathLike], stats_files: list[str | o
     available = sum(read_json(p)["tokens"] for p in stats_files)
     budget = available if max_tokens is None else min(max_tokens, available)
     if budget == 0:
-        from staticvec.errors import StaticvecError
-
-        raise StaticvecError(f"the tokenized inputs hold no training sentence ({len(tokenized)} file(s))")
+        raise StaticvecError(empty_corpus_message([read_json(p) for p in stats_files]))
     shard_stats = [Stats() for _ in range(n_shards)]
     shard_counts = [Counter() for _ in range(n_shards)]
     shard_paths = [out_dir / "shards" / f"{k:05d}.tsv.gz" for k in range(n_shards)]
@@ -120,6 +121,25 @@ def prepare_corpus(tokenized: list[str | os.PathLike], stats_files: list[str | o
     }
     write_json(out_dir / "manifest.json", manifest)
     return manifest
+
+
+def empty_corpus_message(stats: list[dict]) -> str:
+    """Why no training sentence is left, from the tokenize jobs' stats: which inputs, and what each filter removed."""
+    removed = {key: sum(st.get("paragraph_filter_removed", {}).get(key, 0) for st in stats)
+               for key in ("paragraphs", "sentences", "tokens")}
+    settings = stats[0].get("settings", {}) if stats else {}
+    sources = [st.get("source", "?") for st in stats]
+    shown = ", ".join(sources[:5]) + (f" and {len(sources) - 5} more" if len(sources) > 5 else "")
+    lo, hi = settings.get("min_sentence_tokens"), settings.get("max_sentence_tokens")
+    if removed["paragraphs"]:
+        why = (f"the paragraph filter (config corpus.paragraph_filter: at least {settings.get('min_paragraph_sentences')} "
+               f"sentences and {settings.get('min_paragraph_chars')} characters) removed the {removed['paragraphs']} "
+               f"paragraph(s) that had any ({removed['sentences']} sentences, {removed['tokens']} tokens); null keeps "
+               "every paragraph (with corpus.paragraphs: lines, each line is a paragraph)")
+    else:
+        why = (f"no paragraph holds a sentence of {lo}-{hi} tokens (config corpus.min_sentence_tokens and "
+               "max_sentence_tokens)")
+    return f"empty corpus: the {len(stats)} input(s) ({shown}) leave no training sentence after filtering: {why}"
 
 
 def _kept_tokens(paragraph: list[Sentence]) -> int:

@@ -1,10 +1,11 @@
-"""Sentence splitting and tokenization with spaCy (blank English tokenizer + sentencizer).
+"""Sentence splitting and tokenization with spaCy (a blank tokenizer of the corpus' language + sentencizer).
 
-No spaCy model download is needed. Each paragraph is one spaCy ``Doc``; its sentences become
-shard records. Tokens are lower-cased (by default), whitespace tokens dropped, and a
-sentence is a training sentence (``keep``) when its token count is within the configured
-range (10–40 in the papers). Punctuation tokens are kept by default and count towards
-the length, as in a tokenized one-sentence-per-line corpus.
+No spaCy model download is needed: ``corpus.language`` is any language spaCy builds a blank pipeline for
+(``spacy.blank``: ``en`` by default; a few, such as ``ja`` or ``th``, need their segmenter's package;
+``zh`` splits characters). Each paragraph is one spaCy ``Doc``; its sentences become shard records.
+Tokens are lower-cased (by default), whitespace tokens dropped, and a sentence is a training sentence
+(``keep``) when its token count is within the configured range (10–40 in the papers). Punctuation
+tokens are kept by default and count towards the length, as in a tokenized one-sentence-per-line corpus.
 
 X2Static's paragraph filter (Gupta & Jaggi §4: "we remove all paragraphs with less than 3
 sentences or 140 characters", then lower-case and tokenize) is applied here, where the paper
@@ -21,6 +22,7 @@ from typing import Iterable, Iterator
 
 from staticvec.corpus.shards import Sentence
 from staticvec.corpus.sources import Document
+from staticvec.errors import StaticvecError
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class TokenizerSettings:
     split_hyphens: bool = False
     min_paragraph_sentences: int = 0  # X2Static: 3 (0: no filter)
     min_paragraph_chars: int = 0  # X2Static: 140 (0: no filter)
+    language: str = "en"  # spaCy language code of the blank tokenizer
 
     def keeps(self, n_tokens: int) -> bool:
         return self.min_sentence_tokens <= n_tokens <= self.max_sentence_tokens
@@ -41,27 +44,40 @@ class TokenizerSettings:
         return n_sentences >= self.min_paragraph_sentences and len(text.strip()) >= self.min_paragraph_chars
 
 
-def make_nlp(split_hyphens: bool = False):
-    """Blank English tokenizer + rule-based sentencizer.
+def make_nlp(split_hyphens: bool = False, language: str = "en"):
+    """Blank tokenizer of ``language`` + rule-based sentencizer.
 
-    spaCy splits intra-word hyphens ("self-governed" → self - governed); corpora for word
-    vectors are usually tokenized PTB/Stanford style, which keeps hyphenated words whole, so
-    that infix rule is dropped unless ``split_hyphens``.
+    spaCy splits intra-word hyphens ("self-governed" → self - governed) in most languages; corpora for
+    word vectors are usually tokenized PTB/Stanford style, which keeps hyphenated words whole, so the
+    language's infix rules that split a hyphen between letters are dropped unless ``split_hyphens``
+    (English: exactly its one hyphen rule; languages that keep such words whole, like German, lose nothing).
     """
     import spacy
     from spacy.lang.char_classes import ALPHA, HYPHENS
+    from spacy.tokenizer import Tokenizer
     from spacy.util import compile_infix_regex
 
-    nlp = spacy.blank("en")
-    if not split_hyphens:
-        hyphen_rule = r"(?<=[{a}0-9])(?:{h})(?=[{a}])".format(a=ALPHA, h=HYPHENS)
-        infixes = [rule for rule in nlp.Defaults.infixes if rule != hyphen_rule]
-        if len(infixes) == len(nlp.Defaults.infixes):
+    try:
+        nlp = spacy.blank(language)
+    except (ImportError, KeyError, ValueError) as exc:
+        raise StaticvecError(f"spaCy cannot make a blank tokenizer for language {language!r} ({exc})") from None
+    infixes = list(nlp.Defaults.infixes or [])
+    if not split_hyphens and isinstance(nlp.tokenizer, Tokenizer) and infixes:
+        kept = [rule for rule in infixes if not _splits_hyphen(rule)]
+        if language == "en" and set(infixes) - set(kept) != {r"(?<=[{a}0-9])(?:{h})(?=[{a}])".format(a=ALPHA, h=HYPHENS)}:
             raise RuntimeError("spaCy's hyphen infix rule changed; update staticvec.corpus.tokenize.make_nlp")
-        nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
+        if len(kept) < len(infixes):
+            nlp.tokenizer.infix_finditer = compile_infix_regex(kept).finditer
     nlp.add_pipe("sentencizer")
     nlp.max_length = 10_000_000  # paragraphs are short; guard against pathological lines
     return nlp
+
+
+def _splits_hyphen(rule: str) -> bool:
+    """Whether an infix rule splits the hyphen of a hyphenated word ("ab-cd")."""
+    import re
+
+    return any(m.group() == "-" and m.start() == 2 for m in re.finditer(rule, "ab-cd"))
 
 
 def clean_tokens(tokens: Iterable, settings: TokenizerSettings) -> list[str]:
@@ -87,7 +103,7 @@ def tokenize_documents(
     article. ``removed`` (if given) counts the paragraphs, training sentences and tokens the
     paragraph filter removed.
     """
-    nlp = nlp or make_nlp(settings.split_hyphens)
+    nlp = nlp or make_nlp(settings.split_hyphens, settings.language)
 
     def paragraphs():
         for doc in documents:

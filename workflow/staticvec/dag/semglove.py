@@ -31,7 +31,7 @@ from staticvec.errors import StaticvecError
 
 class SemgloveRules:
     def __init__(self, config: dict):
-        from staticvec.dag.teacher import TeacherPlan
+        from staticvec.dag.teacher import TeacherPlan, teacher_traits
 
         self.config = config
         self.sc = config["cooc"]["semglove"]
@@ -56,6 +56,12 @@ class SemgloveRules:
                                  f"cooc.semglove.window ({S}) for the attention variants")
         if self.mlm and not fs.get("mlm_topk"):
             raise StaticvecError(f"config teacher.feature_sets.{self.fset} has no mlm_topk: the MLM variants need it")
+        if self.mlm and teacher_traits(self.tp.model(self.teacher))["causal"]:
+            key = "cooc.semglove.teacher" if self.sc.get("teacher") else "teacher.default"
+            raise StaticvecError(
+                f"config {key} = {self.teacher!r} ({self.tp.model(self.teacher)}) is a causal LM: SemGloVe's MLM "
+                f"variants ({', '.join(self.mlm)}) need masked-LM predictions, which a causal LM has none of; set "
+                "cooc.semglove.teacher to an encoder teacher of teacher.models (one without an MLM head gets a fitted one)")
         self.builders = self.attention + self.mlm
         # corpus shards per builder job: 1, or where each job runs the teacher on a GPU (recompute mode)
         # enough shards for a GPU allocation that carries work (staticvec.dag.costs; set by RuleFunctions)

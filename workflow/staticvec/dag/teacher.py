@@ -15,7 +15,7 @@ from staticvec.dag.common import (corpus_shard, corpus_vocab, device_flags, frac
                                   vocab_args)
 from staticvec.errors import StaticvecError
 from staticvec.methods import REGISTRY, feature_reader_methods
-from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher
+from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher, ships_mlm_head
 
 
 # The papers' teachers as their hub config.json files describe them, so that a fresh machine can plan
@@ -77,7 +77,7 @@ def teacher_traits(spec: str) -> dict:
     architectures = " ".join(config.get("architectures") or [])
     family = FAMILIES.get(config.get("model_type", ""), config.get("model_type"))
     causal = family in CAUSAL_FAMILIES or "CausalLM" in architectures or "LMHead" in architectures
-    mlm = ("MaskedLM" in architectures or "ForPreTraining" in architectures) and not causal
+    mlm = ships_mlm_head(config.get("architectures")) and not causal
     return {"mlm_head": False if key in MINILM_ALIASES else mlm, "causal": causal,
             "hidden_size": config.get("hidden_size") or config.get("n_embd"),
             "n_layers": config.get("num_hidden_layers") or config.get("n_layer")}

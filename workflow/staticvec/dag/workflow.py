@@ -147,11 +147,14 @@ class Workflow:
         corpus = self.config["corpus"]
         inputs = []
         if corpus.get("local_files"):
+            # each file or directory a pattern names (``**`` spans directories) is one input: one tokenize job
             for pattern in corpus["local_files"]:
-                matches = sorted(glob.glob(str(resolve_path(pattern, self.root))))
+                full = str(resolve_path(pattern, self.root))
+                matches = sorted(glob.glob(full, recursive=True))
                 if not matches:
                     raise StaticvecError(f"config key 'corpus.local_files': {pattern!r} matches no file")
-                inputs += [CorpusInput(_safe_id(Path(m).name), m, None, corpus["format"]) for m in matches]
+                inputs += [CorpusInput(_safe_id(_relative_to_pattern(m, full)), m, None, corpus["format"])
+                           for m in matches]
         else:
             parts = int(corpus.get("dump_parts", 1))
             for member in self.registry.select(corpus["source"], corpus.get("members")):
@@ -163,7 +166,10 @@ class Workflow:
                     inputs.append(CorpusInput(_safe_id(member.name), self.resource_path(member), member, corpus["format"]))
         ids = [i.id for i in inputs]
         if len(set(ids)) != len(ids):
-            raise StaticvecError("corpus inputs have clashing names; rename the local files")
+            clash = sorted({i for i in ids if ids.count(i) > 1})
+            raise StaticvecError(f"corpus inputs have clashing names ({', '.join(clash[:5])}): two inputs of "
+                                 "config corpus.local_files give the same job name; rename them, or name them by "
+                                 "a pattern whose fixed part is their common directory")
         self._corpus_inputs = inputs
         return inputs
 
@@ -278,8 +284,21 @@ class Workflow:
         return self.vocab(self.params(emb).get("min_count"), self.frac(emb))
 
     def tokenize_flags(self) -> str:
+        import shlex
+
         c = self.config["corpus"]
-        return " ".join([
+        # How the inputs are read: said only for a corpus of your own or another language, so that a
+        # Wikipedia run's tokenize commands (and what Snakemake compares to rerun) stay as they were.
+        source = []
+        if c["format"] in ("text", "jsonl"):
+            source += ["--format", c["format"], "--paragraphs", c.get("paragraphs", "blank_lines")]
+        if c["format"] == "jsonl":
+            fields = c.get("jsonl") or {}
+            source += ["--text-field", shlex.quote(fields.get("text_field", "text")),
+                       "--id-field", shlex.quote(fields.get("id_field", "id"))]
+        if c.get("language", "en") != "en":
+            source += ["--language", c["language"]]
+        return " ".join(source + [
             "--lowercase" if c["lowercase"] else "--no-lowercase",
             "--keep-punctuation" if c.get("keep_punctuation", True) else "--no-keep-punctuation",
             "--split-hyphens" if c.get("split_hyphens", False) else "--no-split-hyphens",
@@ -300,13 +319,19 @@ class Workflow:
 
     def corpus_description(self) -> str:
         corpus = self.config["corpus"]
-        return json.dumps({
+        description = {
             "source": corpus.get("local_files") or corpus["source"],
             "format": corpus["format"],
-            "members": corpus.get("members"),
+            "members": None if corpus.get("local_files") else corpus.get("members"),  # of the registry source
             "lowercase": corpus["lowercase"],
             "sentence_tokens": [corpus["min_sentence_tokens"], corpus["max_sentence_tokens"]],
-        })
+        }
+        # what a corpus of your own adds (a Wikipedia run's manifest stays as it was)
+        if corpus["format"] in ("text", "jsonl"):
+            description["paragraphs"] = corpus.get("paragraphs", "blank_lines")
+        if corpus.get("language", "en") != "en":
+            description["language"] = corpus["language"]
+        return json.dumps(description)
 
     # ------------------------------------------------------------ embeddings
     def spec(self, emb: str) -> EmbeddingSpec:
@@ -400,8 +425,9 @@ class Workflow:
 
     def check_teachers(self) -> None:
         """One error naming every teacher that cannot be loaded as configured, before any job runs:
-        a local path that does not exist, or (teacher.offline: true) a hub name not in the local cache."""
-        from staticvec.teacher.load import resolve_teacher
+        a local path that does not exist, a local model whose tokenizer is slow (no character offsets),
+        or (teacher.offline: true) a hub name not in the local cache."""
+        from staticvec.teacher.load import check_tokenizer, resolve_teacher
 
         offline = bool(self.config["teacher"].get("offline", True))
         problems = []
@@ -414,6 +440,10 @@ class Workflow:
                 problems.append(f"{where}: {exc}")
                 continue
             if source.local:
+                try:
+                    check_tokenizer(model)
+                except StaticvecError as exc:
+                    problems.append(f"{where}: {exc}")
                 continue
             if offline and not _in_hub_cache(model):
                 problems.append(f"{where}: not a local directory and not in the Hugging Face cache "
@@ -505,9 +535,17 @@ class Workflow:
         return shlex.join(args)
 
     def ase_layer_file(self, emb: str) -> str:
+        from staticvec.dag.teacher import teacher_traits
+
         layer = int(self.params(emb)["layer"])
+        teacher = self.spec(emb).teacher
+        depth = teacher_traits(self.teacher_model(teacher))["n_layers"]
         if layer < 0:
-            layer += self.teacher_depth(self.spec(emb).teacher) + 1
+            layer += self.teacher_depth(teacher) + 1
+        if depth is not None and layer > depth:  # a layer list written for another teacher (methods.ase.layers: MiniLM's 0-6)
+            raise StaticvecError(f"embedding {emb!r}: layer {self.params(emb)['layer']}, but teacher {teacher!r} "
+                                 f"({self.teacher_model(teacher)}) has layers 0-{depth}: set config methods.ase.layers "
+                                 f"to its layers [0, ..., {depth}]")
         return str(Path(self.ase_directory(emb)).parent / f"layer-{layer:02d}.bin")
 
     def attention_sentence_args(self) -> str:
@@ -883,9 +921,17 @@ class Workflow:
         return (self.figures_spec.get("summary") or {}).get("protocols", ["web"])
 
     def summary_rows(self) -> list[dict]:
-        """The summary's rows: every main embedding of the sheet (sweep variants left out), sheet order."""
-        return [{"id": e, "method": s.method, "description": s.description}
-                for e, s in self.sheet.entries.items() if s.sweep is None]
+        """The summary's rows: every main embedding of the sheet (sweep variants left out), or those of
+        ``targets.summary`` when it lists embedding ids; sheet order."""
+        main = [e for e, s in self.sheet.entries.items() if s.sweep is None]
+        chosen = (self.config.get("targets") or {}).get("summary", True)
+        if isinstance(chosen, list):
+            unknown = [e for e in chosen if e not in main]
+            if unknown:
+                raise StaticvecError(f"config targets.summary: {unknown} are not main embeddings of the embeddings "
+                                     f"sheet (sweep points have no summary row); known: {', '.join(main)}")
+            main = [e for e in main if e in chosen]
+        return [{"id": e, "method": self.sheet[e].method, "description": self.sheet[e].description} for e in main]
 
     def summary_results(self) -> list[tuple[str, str]]:
         return [(f"{p}/{row['id']}", self.intrinsic_result(row["id"], s, p))
@@ -923,7 +969,7 @@ class Workflow:
                            *(f"{rid}={path}" for rid, path in self.summary_results())])
 
     def summary_targets(self) -> list[str]:
-        return [self.summary_file("md")] if (self.config.get("targets") or {}).get("summary", True) else []
+        return [self.summary_file("md")] if (self.config.get("targets") or {}).get("summary", True) not in (False, []) else []
 
     # ------------------------------------------------------------ what a table or figure reads below the run's scale
     def reduced_inputs(self, ids, source: str = "intrinsic") -> dict:
@@ -1228,6 +1274,19 @@ class Workflow:
 def alternatives(names) -> str:
     """A wildcard constraint matching exactly one of ``names`` (longest first; none: matches nothing)."""
     return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"
+
+
+def _relative_to_pattern(match: str, pattern: str) -> str:
+    """A match's path below the fixed directory part of its glob pattern (a plain path: its name), so that
+    ``data/*/train.jsonl`` names its inputs ``a/train.jsonl``, ``b/train.jsonl``."""
+    parts = Path(pattern).parts
+    fixed = next((k for k, part in enumerate(parts) if glob.has_magic(part)), len(parts) - 1)
+    if fixed == 0:
+        return Path(match).as_posix()
+    try:
+        return Path(match).relative_to(Path(*parts[:fixed])).as_posix()
+    except ValueError:
+        return Path(match).name
 
 
 def _safe_id(name: str) -> str:

