@@ -1,6 +1,16 @@
 # Two commands (see README): `make run` sets up .venv and runs the workflow on the embedded
-# default config; `make test` runs the test suite. Override e.g. `make run CORES=8`,
-# `make run SNAKEMAKE_ARGS="--configfile config/paper.yaml"`, or TORCH=... for another build.
+# default config; `make test` runs the test suite. The other targets run the .venv's Snakemake
+# (make puts .venv/bin first on the PATH of its recipes; a plain shell has none of it):
+#   make target T=FILE    build one output (and what it needs), e.g.
+#                         make target T=results/default/figures/semglove/figure2a.pdf
+#   make dry-run          list the jobs a run would do, run none
+#   make unlock           release the lock a hard-killed run left behind; runs no job
+#   make resume           run again after an interruption (--rerun-incomplete)
+#   make report           one HTML page with every table and figure (REPORT=report.html)
+#   make reference        refresh results/reference/ from a finished run (RUN=results/default)
+# Every Snakemake target takes the run's arguments in SNAKEMAKE_ARGS (the same for unlock and resume
+# as for the run), e.g. `make run SNAKEMAKE_ARGS="--configfile config/paper.yaml"`, and CORES=8;
+# TORCH=... picks another torch build for the first install.
 
 VENV ?= .venv
 PYTHON ?= python3
@@ -9,11 +19,16 @@ PYTHON ?= python3
 TORCH ?= torch==2.13.0
 CORES ?= all
 SNAKEMAKE_ARGS ?=
+T ?=
+REPORT ?= report.html
+RUN ?= results/default
+REFERENCE ?= results/reference
+PYTEST_ARGS ?=
 
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup run test dry-run report reference
+.PHONY: setup run test target dry-run unlock resume report reference
 
 setup: $(VENV)/.installed
 
@@ -29,16 +44,27 @@ $(VENV)/.installed: pyproject.toml
 run: setup
 	snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
 
+test: setup
+	python -m pytest -q $(PYTEST_ARGS)
+
+# `--` ends SNAKEMAKE_ARGS' options (a trailing `--configfile A B` would take the targets as config files)
+target: setup
+	@test -n "$(T)" || { echo "make target: name the output, e.g. make target T=results/default/corpus/manifest.json" >&2; exit 2; }
+	snakemake --cores $(CORES) $(SNAKEMAKE_ARGS) -- $(T)
+
 dry-run: setup
 	snakemake -n --cores $(CORES) $(SNAKEMAKE_ARGS)
 
-test: setup
-	python -m pytest -q
+unlock: setup
+	snakemake --unlock $(SNAKEMAKE_ARGS)
+
+resume: setup
+	snakemake --cores $(CORES) --rerun-incomplete $(SNAKEMAKE_ARGS)
 
 report: setup
-	snakemake --report report.html $(SNAKEMAKE_ARGS)
+	snakemake --report $(REPORT) $(SNAKEMAKE_ARGS)
 
 # refresh the committed reference run (results/reference/) from a finished default run
 reference: setup
 	snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
-	staticvec report reference --run results/default --out results/reference
+	staticvec report reference --run $(RUN) --out $(REFERENCE)
