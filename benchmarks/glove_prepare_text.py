@@ -19,7 +19,8 @@ TOKEN = re.compile(r"\w+(?:[-'.]\w+)*|[^\w\s]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 
 
-def sentences_of(path: Path):
+def paragraphs(path: Path):
+    """The paragraphs (lines) of one WikiExtractor file, stripped; titles and markup lines skipped."""
     opener = lzma.open if path.suffix == ".xz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
         title_next = False
@@ -32,8 +33,13 @@ def sentences_of(path: Path):
                 continue
             if line.startswith("</doc>") or not line.strip():
                 continue
-            for sentence in SENTENCE_END.split(line.strip()):
-                yield TOKEN.findall(sentence.lower())
+            yield line.strip()
+
+
+def sentences_of(path: Path):
+    for paragraph in paragraphs(path):
+        for sentence in SENTENCE_END.split(paragraph):
+            yield TOKEN.findall(sentence.lower())
 
 
 def main(argv=None) -> int:

@@ -40,7 +40,6 @@ import argparse
 import json
 import math
 import re
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -49,9 +48,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
 from staticvec.config import load_config  # noqa: E402
-from staticvec.dag.dryrun import planned_jobs  # noqa: E402
+from staticvec.dag.dryrun import dry_run as planned_dry_run  # noqa: E402
+from staticvec.dag.dryrun import job_rule_and_wildcards, planned_jobs  # noqa: E402
 from staticvec.dag.paths import RulePaths  # noqa: E402
-from staticvec.dag.teacher import TeacherPlan, pass_of_message  # noqa: E402
+from staticvec.dag.teacher import TeacherPlan  # noqa: E402
+from staticvec.errors import StaticvecError  # noqa: E402
 
 # rule -> how its cost grows with the corpus (see the module text); per-input jobs (tokenize) keep their
 # cost and grow in number; rules not named are fixed
@@ -62,23 +63,22 @@ from staticvec.report.reference import read_benchmark  # noqa: E402
 
 def dry_run(configfiles: list[str]) -> tuple[list[dict], str]:
     """The plan's jobs (rule, benchmark path or None for rules without one, threads) and its results directory."""
-    cmd = ["snakemake", "-n", "--forceall", "--cores", "2", "--configfile", *configfiles]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"dry run failed: {' '.join(cmd)}\n{out.stderr[-2000:]}")
+    try:
+        output = planned_dry_run(configfiles, ROOT)
+    except StaticvecError as exc:
+        sys.exit(str(exc))
     config = load_config(configfiles)
     teacher_plan, paths = TeacherPlan(config), RulePaths(config["results_dir"])
     jobs = []
-    for job in planned_jobs(out.stdout):
+    for job in planned_jobs(output):
         if job.rule is not None:
             jobs.append({"rule": job.rule, "benchmark": job.benchmark, "threads": job.threads})
             continue
         # a teacher pass prints its message instead of the rule's block (rule teacher_features)
-        teacher_pass = pass_of_message(job.message)
-        if teacher_pass:
-            teacher, fset, shard = teacher_pass
+        named = job_rule_and_wildcards(job)
+        if named:
             jobs.append({"rule": "teacher_features", "threads": teacher_plan.feature_threads,
-                         "benchmark": paths.benchmark("teacher_features", teacher=teacher, fset=fset, shard=shard)})
+                         "benchmark": paths.benchmark("teacher_features", **named[1])})
     return jobs, config["results_dir"]
 
 

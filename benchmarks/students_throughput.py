@@ -89,16 +89,22 @@ def worker(args) -> None:
     """One configuration in this process (PYTHONPATH chooses the code); prints a JSON line."""
     import torch
 
-    from staticvec.train.negative_sampling import train
+    try:
+        from staticvec.train.loop import train
+    except ImportError:  # the code before the core was split by idea
+        from staticvec.train.negative_sampling import train
 
     method, _, option = args.methods[0].partition(":")
     extra = dict(OPTIONS.get(option, {}))
     threads = args.threads[0]
     torch.set_num_threads(threads)
     try:
-        from staticvec.train.negative_sampling import fast_engine_threads
-    except ImportError:  # the old code: torch only
-        fast_engine_threads = None
+        from staticvec.train.kernels import fast_engine_threads
+    except ImportError:
+        try:
+            from staticvec.train.negative_sampling import fast_engine_threads
+        except ImportError:  # the old code: torch only
+            fast_engine_threads = None
     if fast_engine_threads is not None:
         fast_engine_threads(threads)
     if args.features:

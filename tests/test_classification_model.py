@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from cuda_fixtures import DEVICE, cuda_test, exact_float32
 from torch.nn import functional as F
 
 from staticvec.embeddings import Embeddings
@@ -205,3 +206,39 @@ def test_run_seed_picks_a_grid_cell_and_is_reproducible():
     assert first["test"]["accuracy"] >= 0.9
     second = run_seed(table, 2, *parts, refit, seed=5, settings=settings)
     assert first["test"] == second["test"] and first["grid"] == second["grid"]
+
+
+# ---------------------------------------------------------------- the CUDA path
+
+
+@cuda_test
+def test_training_on_cuda_equals_it_on_the_cpu():
+    """The same seed trains the same model on both devices (no dropout: its mask is the device's random
+    stream), to fp32 rounding; embedding_bag's backward sums on CUDA in another order."""
+    signal = {0: ["bad", "awful"], 1: ["good", "great"]}
+    emb = _random_embeddings(FILLER + signal[0] + signal[1], seed=2)
+
+    def sentence(rng, label):
+        words = list(rng.choice(FILLER, rng.integers(3, 8)))
+        words.insert(int(rng.integers(0, len(words) + 1)), str(rng.choice(signal[label])))
+        return words
+
+    data = _planted(200, 2, sentence)
+    words = WordTable(emb, data.sentences)
+    settings = ClassifierSettings(filters=8, batch_size=16, dropout=0.0)
+    states, predictions = {}, {}
+    with exact_float32():
+        for side, device in (("cpu", "cpu"), ("device", DEVICE)):  # by side: the CPU stand-in compares two runs
+            table = torch.from_numpy(words.vectors).to(device)
+            encoded = EncodedSentences(data, words.index, 64, 3, device)
+            model = train(table, 2, encoded, 1e-2, 4, 7, settings)
+            assert all(p.device.type == device.split(":")[0] for p in model.parameters())
+            states[side] = {k: v.cpu() for k, v in model.state_dict().items()}
+            predictions[side] = predict(model, encoded)
+    torch.manual_seed(7)  # the initialisation train() starts from
+    start = SentenceCNN(torch.from_numpy(words.vectors), 2, 8, 3, 0.0).state_dict()
+    for key, value in states["cpu"].items():
+        assert (value - start[key]).abs().max() > 1e-3, key  # training moved it
+        torch.testing.assert_close(states["device"][key], value, rtol=1e-4, atol=1e-5, msg=key)
+    np.testing.assert_array_equal(predictions["device"], predictions["cpu"])
+    assert accuracy(data.labels, predictions["cpu"]) > 0.9  # it learnt the task: a comparison of trained models

@@ -28,9 +28,12 @@ def test_every_option_has_help_text():
 
 def test_a_stage_command_line_builds_that_stage_as_the_whole_parser_does():
     """build_parser(argv) registers only the stage argv names: every command of that stage, with the
-    same options and help as in the whole parser; config and resources need no stage; no word or an
+    same options and help as in the whole parser; config, resources and export need no stage; no word or an
     unknown one gives them all."""
-    from staticvec.cli import COMMAND_MODULES
+    from staticvec.cli import COMMAND_MODULES, TOP_LEVEL_COMMANDS
+
+    top = set(TOP_LEVEL_COMMANDS)
+    assert top == {"config", "resources", "export"}
 
     whole = dict(_commands(build_parser()))
     stages = [name.split(".")[1] for name in COMMAND_MODULES]
@@ -39,14 +42,14 @@ def test_a_stage_command_line_builds_that_stage_as_the_whole_parser_does():
         mine = {path: p for path, p in one.items() if len(path) > 1 and path[1] == stage}
         assert mine and {path: p.format_help() for path, p in mine.items()} == \
             {path: p.format_help() for path, p in whole.items() if len(path) > 1 and path[1] == stage}
-        assert {path[1] for path in one if len(path) > 1} == {"config", "resources", stage}
+        assert {path[1] for path in one if len(path) > 1} == top | {stage}
     for argv in ([], ["--version"], ["no-such-stage"]):
-        assert {path[1] for path, _ in _commands(build_parser(argv)) if len(path) > 1} == {"config", "resources", *stages}
-    for argv in (["config", "x.yaml"], ["resources", "fetch"]):
+        assert {path[1] for path, _ in _commands(build_parser(argv)) if len(path) > 1} == top | set(stages)
+    for argv in (["config", "x.yaml"], ["resources", "fetch"], ["export", "--vectors", "v.bin"]):
         one = dict(_commands(build_parser(argv)))
-        assert {path[1] for path in one if len(path) > 1} == {"config", "resources"}
+        assert {path[1] for path in one if len(path) > 1} == top
         assert {path: p.format_help() for path, p in one.items() if len(path) > 1} == \
-            {path: p.format_help() for path, p in whole.items() if len(path) > 1 and path[1] in ("config", "resources")}
+            {path: p.format_help() for path, p in whole.items() if len(path) > 1 and path[1] in top}
 
 
 def test_an_evaluation_job_imports_neither_numba_nor_the_other_stages():

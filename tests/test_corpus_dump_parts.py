@@ -101,10 +101,21 @@ def test_paper_config_plans_one_bounded_job_per_dump_part(repo_root, tmp_path):
     assert len({i.id for i in inputs}) == parts and all(i.index.name.endswith("-index.txt.bz2") for i in inputs)
     assert f"--part 7 --parts {parts}" in w.extract_flags(inputs[7].id) and "--index" in w.extract_flags(inputs[7].id)
     assert set(w.extract_inputs(inputs[0].id)) == {"dump", "index"}
-    # runtimes follow the part's share of the dump (the dump is not here: Snakemake passes input.size_mb)
-    mb = 21 * 1024
-    minutes = w.extract_runtime(inputs[0].id, mb)
-    assert 15 <= minutes < 60 and w.extract_runtime(inputs[0].id, 2 * mb) > minutes
+    # runtimes follow the part's share of the dump (not here: the planning model's plan.source_gb stands for it)
+    from staticvec.dag.costs import CostModel, Wildcards
+    from staticvec.dag.semglove import SemgloveRules
+    from staticvec.dag.teacher import TeacherPlan
+
+    def extract_minutes(source_gb):
+        config["plan"]["source_gb"] = source_gb
+        model = CostModel(config, w, TeacherPlan(config), SemgloveRules(config), manifest={}, root=repo_root)
+        cost = model.job("extract_dump", Wildcards(corpus_input=inputs[0].id))
+        rate = model.unit.value("extract_mb_per_s") * config["corpus"]["extract_processes"]
+        assert cost.work_s == pytest.approx(source_gb * 1e9 / parts / 2**20 / rate)  # the part's MB at the measured rate
+        return model.runtime_minutes(cost)
+
+    minutes = extract_minutes(21)
+    assert 5 <= minutes < 60 and extract_minutes(2100) > minutes  # start-up dominates a part of 21 GB / 256
     # without the index in the registry, the parts cannot be located: a plan-time error that says so
     registry = yaml.safe_load((repo_root / "config/resources.yaml").read_text())
     members = registry[config["corpus"]["source"]]["members"]

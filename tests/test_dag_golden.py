@@ -16,10 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from staticvec.config import load_config
-from staticvec.resources import find_in_mirror
 from staticvec.dag.dryrun import planned_jobs
-from staticvec.dag.workflow import Workflow
+from staticvec.plan.mirror import stand_in_mirror
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden"
@@ -46,22 +44,7 @@ def plan(configfiles: list[str], tmp_path: Path) -> list[str]:
 
 def paper_mirror(tmp_path: Path) -> Path:
     """The offline mirror, file by file, plus empty stand-ins for what is not in it."""
-    config = load_config([REPO / "config/config.yaml", REPO / "config/paper.yaml"])
-    shared = (REPO / load_config([REPO / "config/config.yaml"])["resources"]["mirror"]).resolve()  # paper: null
-    workflow = Workflow(config, REPO)
-    members = [m for i in workflow.corpus_inputs() for m in (i.member, i.index) if m is not None]
-    for gid in workflow.input_groups():
-        members += workflow.registry.select(gid)
-    mirror = tmp_path / "mirror"
-    for m in {m.rel_path: m for m in members}.values():
-        source = find_in_mirror(m, shared)
-        target = mirror / (m.rel_path if source is None else source.relative_to(shared))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source is None:
-            target.write_bytes(b"")
-        else:
-            target.symlink_to(source)
-    return mirror
+    return stand_in_mirror([REPO / "config/config.yaml", REPO / "config/paper.yaml"], REPO, tmp_path)
 
 
 def check(name: str, jobs: list[str]) -> None:

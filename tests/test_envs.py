@@ -61,3 +61,17 @@ def test_every_channel_a_package_needs_is_listed(env):
     if names & {"cpuonly", "pytorch-cuda"}:
         assert "pytorch" in data["channels"]
     assert "-e .." in next(d for d in data["dependencies"] if isinstance(d, dict))["pip"]
+
+
+def test_no_deps_packages_are_installed_alike():
+    """The packages installed without their requirements (pyproject's [tool.staticvec] no-deps) are installed so,
+    with the same bounds, by the Makefile (pip runs, CI) and by each conda environment's post-deploy script."""
+    specs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["staticvec"]["no-deps"]
+    assert specs and all(_parse(s)[1] for s in specs)  # bounded, as every dependency
+    installs = {"Makefile": (ROOT / "Makefile").read_text(),
+                **{p.name: p.read_text() for p in sorted((ROOT / "envs").glob("*.post-deploy.sh"))}}
+    assert set(installs) == {"Makefile", "cpu.post-deploy.sh", "cuda.post-deploy.sh"}
+    for name, text in installs.items():
+        lines = [line for line in text.splitlines() if "pip install" in line and "--no-deps" in line]
+        for spec in specs:
+            assert any(f'"{spec}"' in line for line in lines), f"{name} does not install {spec} with --no-deps"

@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 import torch
+from cuda_fixtures import DEVICE, cuda_test
 
 from staticvec.cli import main
 from staticvec.cooc.store import vocab_fingerprint, write_store
@@ -98,16 +99,38 @@ def test_planted_low_rank_matrix_is_recovered(tmp_path, engine):
     assert np.corrcoef(fitted, log_x)[0, 1] > 0.999
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@cuda_test
 def test_planted_low_rank_matrix_on_cuda(tmp_path):
     i, j, x, log_x = planted()
     vocab = make_vocab(30)
-    cfg = GloveConfig(dim=8, iterations=150, seed=3, batch_size=128, device="cuda")
-    state = train_glove(store_of(tmp_path, vocab, i, j, x), vocab, cfg)
+    cfg = GloveConfig(dim=8, iterations=150, seed=3, batch_size=128, device=DEVICE)
+    state = train_glove(store_of(tmp_path, vocab, i, j, x), vocab, cfg, engine="torch")
     v = state.vocab_size
     fitted = np.einsum("nd,nd->n", state.W[i], state.W[v + j]) + state.b[i] + state.b[v + j]
     assert state.losses[-1] < 0.02 * state.losses[0]
     assert np.corrcoef(fitted, log_x)[0, 1] > 0.999
+
+
+@cuda_test
+@pytest.mark.parametrize("bias_lr_scaled,grad_clip", [(True, None), (False, 0.05)])
+def test_cuda_engine_equals_the_torch_engine_on_the_cpu(tmp_path, bias_lr_scaled, grad_clip):
+    """The CUDA engine is the torch engine on another device. With the whole store in one batch the batch's
+    permutation (drawn by the device's generator) changes nothing but the order of the index_add_ sums (CUDA:
+    atomics), so both devices must agree to fp32 rounding, iteration after iteration; grad_clip 0.05 bites."""
+    i, j, x, _ = planted(n_words=40, seed=2)
+    vocab = make_vocab(40)
+    path = store_of(tmp_path, vocab, i, j, x)
+    runs = {}  # by side, not device: the CPU stand-in compares two runs too
+    for side, device in (("cpu", "cpu"), ("device", DEVICE)):
+        cfg = GloveConfig(dim=12, iterations=6, seed=4, batch_size=len(i), bias_lr_scaled=bias_lr_scaled,
+                          grad_clip=grad_clip, device=device)
+        runs[side] = train_glove(path, vocab, cfg, engine="torch", work_dir=tmp_path / side)
+    cpu, gpu = runs["cpu"], runs["device"]
+    start = init_state(len(vocab), 12, 4)
+    assert np.abs(cpu.W - start.W).max() > 1e-2  # training moved the vectors: not two initialisations compared
+    for name in ("W", "b", "gW", "gb"):
+        np.testing.assert_allclose(getattr(gpu, name), getattr(cpu, name), rtol=1e-4, atol=1e-6, err_msg=name)
+    np.testing.assert_allclose(gpu.losses, cpu.losses, rtol=1e-5)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

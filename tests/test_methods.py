@@ -57,24 +57,3 @@ def test_every_trained_method_has_a_train_command_and_declares_its_workflow_keys
         assert stop.value.code == 0, m
         assert set(m.workflow_keys) <= set(config["methods"][m.config_block]), m
         assert "threads" in m.workflow_keys, m
-
-
-def test_a_new_student_is_a_registry_entry_the_train_command_line_picks_up(monkeypatch):
-    """`staticvec train <command>` of a student is built from its registry entry alone (trainer, summary):
-    a new method needs no line in the command-line module."""
-    import dataclasses
-
-    from staticvec import methods
-    from staticvec.cli import build_parser
-
-    entry = dataclasses.replace(methods.REGISTRY["x2static"], name="mystudent", command="mystudent",
-                                summary="my student")
-    monkeypatch.setitem(methods.REGISTRY, "mystudent", entry)
-    args = build_parser().parse_args(["train", "mystudent", "--features", "f", "--vocab", "v", "--out", "o.bin",
-                                      "--params", '{"epochs": 7}', "--negatives", "3"])
-    assert args.method == "mystudent"
-    module, params_cls, model_cls = methods.student_trainer("mystudent")
-    from staticvec.train.cli import build_params
-
-    params = build_params(args, params_cls)
-    assert (params.epochs, params.negatives) == (7, 3) and model_cls.__name__ == "X2Static"

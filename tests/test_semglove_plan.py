@@ -57,7 +57,11 @@ def test_released_code_options_and_recompute(config):
     assert sg.words_inputs("md", ".2of8")["gate"] == "results/default/cooc/window5.2of8.cooc"
     assert "--gate results/default/cooc/window5.2of8.cooc --gate-min 1.0" in sg.words_args(".2of8")
     inputs = sg.shard_inputs("00003")
-    assert inputs["shard"].endswith("corpus/shards/00003.tsv.gz") and "features" not in inputs
+    assert [s[-len("corpus/shards/00003.tsv.gz"):] for s in inputs["shard"]] == ["corpus/shards/00003.tsv.gz"]
+    assert "features" not in inputs
+    sg.set_part_size(2, [8])  # a builder job over a run of shards reads each of them
+    assert [s.rsplit("/", 1)[1] for s in sg.shard_inputs("00002-00003")["shard"]] == ["00002.tsv.gz", "00003.tsv.gz"]
+    assert sg.shard_stores("md", ".4of8") == [sg.shard_store("md", "00000-00001"), sg.shard_store("md", "00002-00003")]
     assert inputs["head"].endswith("teacher/minilm/mlm_head.pt")  # MiniLM has no MLM head: a fitted one
     args = build_parser().parse_args(["cooc", "semglove", "--shard", "S", "--vocab", "V", *shlex.split(sg.shard_args())])
     assert args.mlm_topk == 11 and args.mlm_mode == "auto" and args.teacher == "minilm"

@@ -105,7 +105,7 @@ def test_cli_checkpoint_is_resumed_and_removed(setup, tmp_path):
     assert run(*args, "--out", tmp_path / "full.bin") == 0
     # a checkpoint of the first shard's blocks, written by an interrupted run of the same settings
     from staticvec.train import bert_skipgram as bs
-    from staticvec.train import negative_sampling as ns
+    from staticvec.train import loop as ns
 
     # the autograd engine's step, the fast engine's block
     real, real_fast = ns.optimisation_step, bs.ContextualSkipGram.run_block
@@ -140,3 +140,29 @@ def test_bad_arguments_are_clear_errors(setup, tmp_path, capsys):
     assert run("x2static", "--features", str(tmp_path / "nowhere"), *base) == 2
     assert run("x2static", "--features", *setup["paragraph"], *base, "--min-count", 1) == 2  # context: sentence
     assert "paragraph inputs" in capsys.readouterr().err
+
+
+def test_the_python_api_trains_what_the_command_line_writes(setup, tmp_path):
+    """`staticvec train` wraps staticvec.train.api.train_student: the same call gives the same vectors,
+    output table and record (timings aside), by the method's registry name or its command name."""
+    from staticvec.errors import StaticvecError
+    from staticvec.train.api import train_student
+
+    params = {"dim": 4, "min_count": 1, "window": 2}
+    assert run("bert-sg", "--features", *setup["sentence"], "--vocab", setup["vocab"], "--params", json.dumps(params),
+               "--seed", 3, "--out", tmp_path / "cli.bin") == 0
+    api = train_student("bert_sg", features=setup["sentence"], vocab=setup["vocab"], params=params, seed=3,
+                        device="cpu", threads=1, progress=False)
+    cli = Embeddings.load(tmp_path / "cli.bin")
+    assert api.embeddings.words == cli.words
+    np.testing.assert_array_equal(api.embeddings.vectors, cli.vectors)
+    np.testing.assert_array_equal(api.embeddings.vectors, api.model.tables["ctx"].numpy())  # V', not U
+    record = json.loads((tmp_path / "cli.bin.json").read_text())
+    assert api.record["output"]["table"] == record["output"]["table"] == "V' / u' (static context table)"
+    for key in ("method", "params", "vocab_sha256", "source", "options", "seed"):
+        assert api.record[key] == record[key], key
+    assert api.record["train"]["curve"] == record["train"]["curve"]
+    api.save(tmp_path / "api.txt")  # the record beside it, the output's path in it
+    assert json.loads((tmp_path / "api.txt.json").read_text())["output"]["embeddings"] == str(tmp_path / "api.txt")
+    with pytest.raises(StaticvecError, match="not a distillation student"):
+        train_student("glove", features=setup["sentence"], vocab=setup["vocab"])

@@ -9,13 +9,15 @@ import pytest
 torch = pytest.importorskip("torch")
 scipy_stats = pytest.importorskip("scipy.stats")
 
+from cuda_fixtures import DEVICE, cuda_test  # noqa: E402
 from student_fixtures import MemoryBlocks, random_block  # noqa: E402
 
 from staticvec.train.bert_skipgram import BertSGParams, BertSkipGram  # noqa: E402
-from staticvec.train.negative_sampling import (  # noqa: E402
-    Batch, Model, Optimizer, UnigramSampler, context_windows, keep_probabilities, learning_rate,
-    optimisation_step, train,
-)
+from staticvec.train.context2vec import C2VParams, ContextToVec  # noqa: E402
+from staticvec.train.loop import optimisation_step, train  # noqa: E402
+from staticvec.train.negative_sampling import UnigramSampler, context_windows, keep_probabilities  # noqa: E402
+from staticvec.train.optimizer import Optimizer, learning_rate  # noqa: E402
+from staticvec.train.student import Batch, Student  # noqa: E402
 from staticvec.train.x2static import X2Static, X2StaticParams  # noqa: E402
 
 torch.set_num_threads(1)
@@ -109,7 +111,7 @@ def test_lazy_adam_equals_torch_sparse_adam_and_dense_adam():
     torch.testing.assert_close(dense, dense_ref.data, rtol=1e-5, atol=1e-6)
 
 
-class _Quadratic(Model):
+class _Quadratic(Student):
     """A toy model: loss = Σ (table rows · dense)², rows given per batch (with duplicates and padding)."""
 
     def __init__(self, V=9, d=4):
@@ -117,6 +119,9 @@ class _Quadratic(Model):
         self.tables = {"T": torch.randn(V, d, generator=g)}
         self.dense = {"w": torch.randn(d, generator=g).requires_grad_(True)}
         self.device = "cpu"
+
+    def batches(self, block, rng):  # the test hands it batches itself
+        return iter(())
 
     def loss(self, batch, rows, dense):
         return ((rows["T"] @ dense["w"]) ** 2 * batch.data["scale"]).sum()
@@ -207,22 +212,52 @@ def test_progress_counts_every_in_vocabulary_word():
     assert rec["total_words_per_epoch"] == rec["words"]
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-@pytest.mark.parametrize("method", ["bert_sg", "x2static"])
-def test_cuda_run_equals_cpu_run(method):
+CUDA_CASES = [
+    ("bert_sg", {}),
+    ("bert_sg", {"aggregation": "pairs"}),
+    ("bert_sg", {"clip_scope": "all", "clip_norm": 0.5, "projection_bias": True}),
+    ("c2v", {}),
+    ("c2v", {"variant": "released", "projection_bias": True}),
+    ("c2v", {"tie_w1": False, "optimizer": "adam", "lr": 0.01, "phi": "tanh"}),
+    ("x2static", {}),
+    ("x2static", {"context_mean": "all_pieces", "score_clamp": 0.5}),
+]
+
+
+@cuda_test
+@pytest.mark.parametrize("method,options", CUDA_CASES, ids=[f"{m}-{'-'.join(map(str, o.values())) or 'default'}"
+                                                            for m, o in CUDA_CASES])
+def test_cuda_run_equals_cpu_run(method, options):
+    """A student's CUDA run (the autograd engine on the device) against the same engine on the CPU: the same
+    batches and draws, so the tables and dense tensors agree to fp32 rounding (CUDA sums a row's gradients
+    with atomics, in another order). The fast CPU engine equals the autograd one (test_students_fast.py)."""
     rng = np.random.default_rng(0)
     blocks = [random_block(rng) for _ in range(2)]
+    for block in blocks:  # stored features are float16
+        block["word_vectors"] = block["word_vectors"].astype(np.float16)
+        block["sentence_vectors"] = block["sentence_vectors"].astype(np.float16)
     counts = np.arange(30, 0, -1) * 10
-    tables = {}
-    for device in ("cpu", "cuda"):
-        if method == "bert_sg":
-            params = BertSGParams(dim=6, window=2, negatives=3, batch_centres=16)
-            model = BertSkipGram(counts, 8, params, device=device, seed=5)
+    initial, tables, curves = {}, {}, {}  # by side, not device: the CPU stand-in compares two runs too
+    for side, device in (("cpu", "cpu"), ("device", DEVICE)):
+        if method == "x2static":
+            p = X2StaticParams(negatives=3, batch_sentences=4, subsample_t=1e-2, engine="autograd", **options)
+            model = X2Static(counts, 8, p, device=device, seed=5)
         else:
-            params = X2StaticParams(negatives=3, batch_sentences=8, subsample_t=1e-2)
-            model = X2Static(counts, 8, params, device=device, seed=5)
-        rec = train(model, MemoryBlocks(blocks), params.loop_settings(), seed=11, progress=False)
-        assert rec["device"] == device
-        tables[device] = {k: v.cpu() for k, v in model.tables.items()}
-    for name in tables["cpu"]:
-        torch.testing.assert_close(tables["cpu"][name], tables["cuda"][name], rtol=1e-4, atol=1e-5)
+            cls, params_cls = (BertSkipGram, BertSGParams) if method == "bert_sg" else (ContextToVec, C2VParams)
+            p = params_cls(dim=6, window=2, negatives=3, batch_centres=16, context_init="uniform", engine="autograd",
+                           **options)
+            model = cls(counts, 8, p, device=device, seed=5)
+        initial[side] = {**{f"t.{k}": v.detach().cpu().clone() for k, v in model.tables.items()},
+                           **{f"d.{k}": v.detach().cpu().clone() for k, v in model.dense.items()}}
+        rec = train(model, MemoryBlocks(blocks), p.loop_settings(), seed=11, progress=False)
+        assert rec["device"] == device and rec["engine"] == "autograd" and rec["steps"] >= 20
+        tables[side] = {**{f"t.{k}": v.detach().cpu() for k, v in model.tables.items()},
+                          **{f"d.{k}": v.detach().cpu() for k, v in model.dense.items()}}
+        curves[side] = [c["loss_per_step"] for c in rec["curve"]]
+        if side == "device":
+            assert all(v.device.type == device.split(":")[0] for v in [*model.tables.values(), *model.dense.values()])
+    for name, value in tables["cpu"].items():
+        torch.testing.assert_close(initial["device"][name], initial["cpu"][name])  # the same start on both devices
+        assert (value - initial["cpu"][name]).abs().max() > 1e-4, name  # and training moved it
+        torch.testing.assert_close(tables["device"][name], value, rtol=1e-4, atol=1e-5, msg=name)
+    np.testing.assert_allclose(curves["device"], curves["cpu"], rtol=1e-5)

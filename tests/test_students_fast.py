@@ -13,9 +13,8 @@ from student_fixtures import MemoryBlocks, random_block  # noqa: E402
 
 from staticvec.train.bert_skipgram import BertSGParams, BertSkipGram  # noqa: E402
 from staticvec.train.context2vec import C2VParams, ContextToVec  # noqa: E402
-from staticvec.train.negative_sampling import (  # noqa: E402
-    _F16_TO_F32, fast_engine_threads, feature_view, gather_rows, train,
-)
+from staticvec.train.kernels import _F16_TO_F32, fast_engine_threads, feature_view, gather_rows  # noqa: E402
+from staticvec.train.loop import train  # noqa: E402
 from staticvec.train.x2static import X2Static, X2StaticParams  # noqa: E402
 
 torch.set_num_threads(1)
@@ -156,7 +155,7 @@ def test_unknown_engine_is_an_error():
 
 def test_fast_lazy_adam_equals_torch_sparse_adam():
     """The kernels' row update (update_rows) against torch.optim.SparseAdam, rows repeating across steps."""
-    from staticvec.train.negative_sampling import update_rows
+    from staticvec.train.kernels import update_rows
 
     rng = np.random.default_rng(3)
     table = rng.standard_normal((10, 4)).astype(np.float32)

@@ -10,7 +10,7 @@ from student_fixtures import MemoryBlocks, topic_accuracy, topic_blocks, topic_s
 
 from staticvec.train.bert_skipgram import BertSGParams, BertSkipGram, attention_weights, load_model  # noqa: E402
 from staticvec.train.context2vec import C2VParams, ContextToVec  # noqa: E402
-from staticvec.train.negative_sampling import _gather, train  # noqa: E402
+from staticvec.train.loop import _gather, train  # noqa: E402
 
 torch.set_num_threads(1)
 sig = lambda x: 1 / (1 + np.exp(-x))  # noqa: E731

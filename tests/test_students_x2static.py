@@ -14,7 +14,7 @@ from staticvec.corpus.shards import iter_records  # noqa: E402
 from staticvec.teacher.align import align  # noqa: E402
 from staticvec.teacher.features import FeatureSpec  # noqa: E402
 from staticvec.teacher.store import write_shard_features  # noqa: E402
-from staticvec.train.negative_sampling import train  # noqa: E402
+from staticvec.train.loop import train  # noqa: E402
 from staticvec.train.teacher_blocks import StoredFeatures  # noqa: E402
 from staticvec.train.x2static import X2Static, X2StaticParams  # noqa: E402
 
@@ -112,7 +112,7 @@ def test_loss_equals_a_loop():
     model = X2Static(np.ones(6), 4, params)
     rows = torch.as_tensor(rng.standard_normal((5, 4, 4)))  # 5 targets: target row + 3 negatives
     ctx = torch.as_tensor(rng.standard_normal((5, 4)))
-    from staticvec.train.negative_sampling import Batch
+    from staticvec.train.student import Batch
 
     got = model.loss(Batch(rows={}, data={"ctx": ctx}, examples=5, words=5), {"U": rows}, {})
     sig = lambda x: 1 / (1 + np.exp(-x))  # noqa: E731

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from cuda_fixtures import DEVICE, ON_GPU, cuda_test, exact_float32
 
 from staticvec.embeddings import Embeddings
 from staticvec.errors import StaticvecError
@@ -297,3 +298,110 @@ def test_tagger_records_the_dtype_it_used_and_learns_in_bf16_where_the_cpu_has_i
     assert result["test"] > 0.97  # the planted rule is learnt (in bf16 where this CPU computes it)
     with pytest.raises(StaticvecError, match="dtype"):
         TaggerConfig.from_dict({"dtype": "int8"})
+
+
+# ---------------------------------------------------------------- the CUDA path
+
+
+def _char_batch(char_features):
+    """A CPU model (casing and character features, no dropout) and one training batch of the planted task."""
+    from staticvec.evaluate.tagging.features import char_vocabulary, collate, encode
+
+    data, emb = planted_data(3, 40, 30, 5)
+    inputs = StaticInputs(emb, data)
+    tag_ids = {t: i for i, t in enumerate(data.tagset())}
+    chars = char_vocabulary(data.train) if char_features != "none" else None
+    batch = collate(encode(data.train[:12], inputs.rows_for("train"), tag_ids, chars), chars is not None)
+    torch.manual_seed(1)
+    model = BiLSTMCRF(inputs.vectors, len(tag_ids), hidden=8, casing_dim=3, dropout=0.0, char_features=char_features,
+                      n_chars=len(chars) + 2 if chars else 0, char_dim=5, char_hidden=6)
+    return model, batch
+
+
+@cuda_test
+@pytest.mark.parametrize("char_features", ["none", "cnn", "lstm"])
+def test_a_tagger_step_on_cuda_equals_it_on_the_cpu(char_features):
+    """Loss, gradients and Viterbi paths of one batch in fp32 (cuDNN's LSTM and convolution in full fp32)."""
+    import copy
+
+    cpu, batch = _char_batch(char_features)
+    gpu = copy.deepcopy(cpu).to(DEVICE)
+    gpu_batch = {k: v.to(DEVICE) for k, v in batch.items()}
+    with exact_float32():
+        losses = [m.loss(b, reduction="sum") for m, b in ((cpu, batch), (gpu, gpu_batch))]
+        for loss in losses:
+            loss.backward()
+        paths = [m.decode(b) for m, b in ((cpu, batch), (gpu, gpu_batch))]
+    torch.testing.assert_close(losses[1].cpu(), losses[0], rtol=1e-5, atol=1e-5)
+    for (name, p), q in zip(cpu.named_parameters(), gpu.parameters()):
+        torch.testing.assert_close(q.grad.cpu(), p.grad, rtol=1e-3, atol=1e-5, msg=name)
+    assert paths[1] == paths[0]
+
+
+@cuda_test
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_under_cuda_autocast_the_lstm_runs_low_and_the_crf_in_float32(dtype, monkeypatch):
+    if not ON_GPU:
+        pytest.skip("CUDA autocast (the CPU's is tested above)")
+    model, batch = _bf16_batch()
+    model, batch = model.to(DEVICE), {k: v.to(DEVICE) for k, v in batch.items()}
+    with exact_float32():
+        fp32 = model.loss(batch, reduction="sum")
+    seen = []
+    model.lstm.forward_lstms[0].register_forward_hook(lambda module, args, out: seen.append(out[0].dtype))
+    with torch.autocast("cuda", dtype=getattr(torch, dtype)):
+        emissions = model.emissions(batch)
+    # a low precision: torch's autocast wrapper of cuDNN's LSTM (aten/src/ATen/cudnn/AutocastRNN.cpp) has cast to
+    # float16 whatever the autocast dtype in the releases read; benchmarks/gpu_check.py records which one it runs
+    assert seen and set(seen) <= {torch.float16, torch.bfloat16} and emissions.dtype == torch.float32
+    monkeypatch.setattr(model, "emissions", lambda batch: emissions)
+    with torch.autocast("cuda", dtype=getattr(torch, dtype)):
+        loss = model.loss(batch, reduction="sum")
+        path = model.decode(batch)
+    # the CRF on those emissions outside autocast: the same loss and path
+    assert torch.equal(loss, -model.crf(emissions, batch["tags"], mask=batch["mask"], reduction="sum"))
+    assert path == model.crf.decode(emissions, mask=batch["mask"])
+    torch.testing.assert_close(loss, fp32, rtol=0.02, atol=0.05)  # a low-precision LSTM, not another model
+
+
+@cuda_test
+@pytest.mark.parametrize("dtype", ["auto", "float16"])
+def test_the_tagger_learns_on_cuda(dtype):
+    """The whole run on the device: auto is bf16 autocast on a GPU that has it (float16: with loss scaling)."""
+    if dtype == "float16" and not ON_GPU:
+        pytest.skip("float16 is for CUDA only")
+    data, emb = planted_data(0, 220, 160, 30)
+    config = TaggerConfig(hidden=16, casing_dim=0, optimizer="adam", lr=0.05, batch_size=16, max_epochs=10, patience=3,
+                          dropout=0.0, dtype=dtype)
+    result = train_tagger(data, StaticInputs(emb, data), config, seed=1, device=DEVICE)
+    assert result["device"].startswith(DEVICE)
+    if ON_GPU:
+        assert result["amp"] == ("float16" if dtype == "float16" else "bfloat16")
+    assert result["test"] > 0.97
+
+
+@cuda_test
+@pytest.mark.parametrize("char_features", ["cnn", "lstm"])
+def test_a_tagger_with_dropout_and_characters_trains_on_cuda(char_features):
+    """Dropout (its byte mask: p = 0.25) and a character CNN or LSTM on the device, in the dtype a GPU run takes:
+    the planted task is still learnt (on the CPU: 0.98-1.0 over four seeds, 7-9 epochs)."""
+    data, emb = planted_data(1, 260, 200, 30)
+    config = TaggerConfig(hidden=32, casing_dim=0, char_features=char_features, char_dim=6, char_hidden=8,
+                          optimizer="adam", lr=0.05, batch_size=16, max_epochs=15, patience=5, dropout=0.25,
+                          dtype="auto")
+    result = train_tagger(data, StaticInputs(emb, data), config, seed=2, device=DEVICE)
+    assert result["test"] > 0.9
+
+
+@cuda_test
+@pytest.mark.parametrize("p", [0.3, 0.5])
+def test_dropout_on_cuda_zeroes_p(p):
+    from staticvec.evaluate.tagging.model import Dropout
+
+    x = torch.full((400, 504), 2.0, device=DEVICE)
+    y = Dropout(p)(x)
+    assert y.device == x.device
+    zeroed = (y == 0).float()
+    assert abs(zeroed.mean().item() - p) < 0.01  # 201,600 draws: sd 0.001
+    assert (zeroed.view(-1, 8).mean(0) - p).abs().max().item() < 0.015  # no biased byte of the int64 draws
+    assert torch.all((y == 0) | torch.isclose(y, torch.tensor(2.0 / (1 - p), device=DEVICE)))

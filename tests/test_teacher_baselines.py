@@ -121,3 +121,30 @@ def test_ase_of_stores_with_other_word_lists_is_an_error(bert, tmp_path):
     _, b, _, _ = _ase_stores(bert, tmp_path / "b")
     with pytest.raises(Exception, match="word list"):
         list(baselines.ase_embeddings([a[0], b[0]], vocab))
+
+
+def test_ase_recomputed_over_shards_equals_the_stored_passes(bert, tmp_path):
+    """teacher.cache: recompute — the same tables from sums added in memory as from the stored passes' sums,
+    and a job killed after its first shard resumes from its checkpoint to the same tables."""
+    vocab, stores, _, _ = _ase_stores(bert, tmp_path / "stored")
+    shards = [tmp_path / "stored" / f"{k}.tsv.gz" for k in range(2)]
+    stored = dict(baselines.ase_embeddings(stores, vocab))
+    source = baselines.RecomputedAse(bert, shards, vocab, special_tokens=False, part_sentences=4)
+    recomputed = dict(baselines.ase_embeddings([source], vocab))
+    assert sorted(recomputed) == sorted(stored) == [0, 1, 2]
+    for layer in stored:
+        assert recomputed[layer].words == stored[layer].words
+        np.testing.assert_array_equal(recomputed[layer].counts, stored[layer].counts)
+        np.testing.assert_allclose(recomputed[layer].vectors, stored[layer].vectors, rtol=1e-5, atol=1e-6)
+    assert baselines.ase_report([source], vocab) | {"shards": 2} == baselines.ase_report(stores, vocab)
+    # resumed: the checkpoint of the first shard (written at once: checkpoint_every 0), then the second shard
+    checkpoint = tmp_path / "ase.ckpt.npz"
+    first = baselines.RecomputedAse(bert, shards[:1], vocab, special_tokens=False, part_sentences=4)
+    partial = first.ase()
+    np.savez(checkpoint, fingerprint=baselines.RecomputedAse(bert, shards, vocab, special_tokens=False, part_sentences=4)
+             ._fingerprint(), next_shard=1, sentences=first.meta["sentences"], counts=partial["counts"], sums=partial["sums"])
+    resumed = baselines.RecomputedAse(bert, shards, vocab, special_tokens=False, part_sentences=4, checkpoint=checkpoint)
+    again = dict(baselines.ase_embeddings([resumed], vocab, layers=[2]))[2]
+    np.testing.assert_allclose(again.vectors, recomputed[2].vectors, rtol=1e-6, atol=1e-7)
+    resumed.close()
+    assert not checkpoint.exists()

@@ -10,10 +10,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from teacher_fixtures import TEXT, small_vocab, tiny_bert  # noqa: E402
+from cuda_fixtures import DEVICE, ON_GPU, cuda_test  # noqa: E402
+from teacher_fixtures import TEXT, small_shard, small_vocab, tiny_bert, tiny_gpt2  # noqa: E402
 
 from staticvec.errors import StaticvecError  # noqa: E402
-from staticvec.teacher.features import FeatureExtractor, FeatureSpec, Part  # noqa: E402
+from staticvec.teacher.features import FeatureExtractor, FeatureSpec, Part, iter_parts  # noqa: E402
 from staticvec.teacher.load import Teacher, cpu_flags, dtype_policy, resolve_dtype  # noqa: E402
 
 torch.set_num_threads(1)
@@ -119,3 +120,99 @@ def test_bf16_features_have_fp32_shapes_ids_alignment_and_close_values():
     assert overlap > 0.8
     np.testing.assert_allclose(np.sort(a["mlm_topk_logits"], 1)[:, -1], np.sort(b["mlm_topk_logits"], 1)[:, -1],
                                rtol=0.05, atol=0.05)
+
+
+# ---------------------------------------------------------------- the CUDA path: autocast on a GPU against fp32 on the CPU
+#
+# On CUDA the teacher keeps fp32 weights and runs under bf16 (or fp16) autocast; the features must be the CPU fp32
+# pass's up to that precision. Bounds, against what the bf16 paths measure on these tiny random models: 1 - cosine of
+# a word or sentence vector <= 4e-5 with bf16 weights on a CPU, < 1e-6 under (CPU) autocast; the attention window moves
+# by <= 0.0037 (GPT-2, whose sums reach 2.0; BERT's 0.45: <= 0.0009); MLM top-5 sets agree on >= 98 % of their ids and
+# the best logit moves by <= 0.0016 (logits of ~0.3). The bounds below are 5-25x those, and far from what a device or
+# mapping bug gives (a word against its neighbour: cosine 0.5-0.8; another top-k: overlap ~0).
+
+def _on(teacher, device, dtype, attention):
+    """``teacher``'s weights as a teacher on ``device`` computing in ``dtype``, with eager attention where
+    ``attention`` (the attention window's pass) and SDPA elsewhere, as load_teacher gives them."""
+    model = copy.deepcopy(teacher.model)
+    if not attention:
+        model.set_attn_implementation("sdpa")
+    return Teacher(model, teacher.tokenizer, name=f"{teacher.name}-{device}", device=device, dtype=dtype,
+                   attention=attention)
+
+
+def _min_cosine(a, b):
+    return ((a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)).min()
+
+
+def assert_features_agree(ref, got):
+    """``got`` (reduced precision) against ``ref`` (fp32): the same arrays, ids and alignment; values within the bounds above."""
+    assert set(ref) == set(got)
+    has_vector = ref["word_pieces"] > 0  # a word without pieces has a zero vector on both
+    for key in ref:
+        a, b = ref[key], got[key]
+        assert a.shape == b.shape and a.dtype == b.dtype, key  # stored alike whatever the compute dtype
+        if key.startswith("word_vectors"):
+            assert _min_cosine(a[has_vector], b[has_vector]) > 0.999, key
+        elif key == "sentence_vectors":
+            assert _min_cosine(a, b) > 0.999, key
+        elif key == "attention_window":
+            np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+            np.testing.assert_allclose(b, a, rtol=0.02, atol=0.01)
+        elif key == "mlm_topk_logits":  # the best candidate's logit, re-scored in fp32
+            np.testing.assert_allclose(b.max(1), a.max(1), rtol=0.02, atol=0.01)
+        elif key == "mlm_topk_ids":
+            overlap = np.mean([len(set(x) & set(y)) / a.shape[1] for x, y in zip(a, b)])
+            assert overlap > 0.9, overlap
+        else:  # ids, offsets, piece counts, the MLM pieces and their words: identical
+            np.testing.assert_array_equal(a, b, err_msg=key)
+
+
+CUDA_PASSES = {
+    # the students' pass (SDPA): last layer, sentence vectors and ASE sums
+    "students": (tiny_bert, FeatureSpec(layers=(-1,), sentence_vectors=True, ase=True, vector_dtype="float32")),
+    # SemGloVe's pass on the paper's teacher (eager attention): attention window and masked whole-word MLM top-k
+    "semglove-masked": (tiny_bert, FeatureSpec(layers=(), attention_window=3, mlm_topk=5, mlm_mode="masked")),
+    # the default config's shared pass: every layer, attention, unmasked MLM top-k
+    "shared-unmasked": (tiny_bert, FeatureSpec(layers=(0, 1, 2), sentence_vectors=True, attention_window=3, mlm_topk=5,
+                                               mlm_mode="unmasked", vector_dtype="float32")),
+    # a causal teacher (byte-level BPE), with and without eager attention
+    "causal": (tiny_gpt2, FeatureSpec(layers=(-1,), sentence_vectors=True, vector_dtype="float32")),
+    "causal-attention": (tiny_gpt2, FeatureSpec(layers=(-1,), attention_window=3, vector_dtype="float32")),
+}
+
+
+@cuda_test
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", list(CUDA_PASSES))
+def test_features_on_cuda_under_autocast_match_fp32_on_the_cpu(name, dtype):
+    if dtype == "float16" and not ON_GPU:
+        pytest.skip("float16 is for CUDA only")
+    make, spec = CUDA_PASSES[name]
+    fp32 = make(seed=1)
+    attention = spec.attention_window > 0
+    gpu = _on(fp32, DEVICE, getattr(torch, dtype), attention)
+    if ON_GPU:  # fp32 weights under autocast, as load_teacher sets a CUDA teacher up
+        assert gpu.describe()["weights"] == "float32" and gpu.describe()["autocast"] == dtype
+        assert next(gpu.model.parameters()).is_cuda
+    sentences = TEXT[:6] + ["unbelievable , xyz !"]
+    ref_extractor = FeatureExtractor(_on(fp32, "cpu", None, attention), spec, small_vocab(), batch_tokens=40)
+    gpu_extractor = FeatureExtractor(gpu, spec, small_vocab(), batch_tokens=40)
+    ref, got = ref_extractor.extract(_part(sentences)), gpu_extractor.extract(_part(sentences))
+    assert_features_agree(ref, got)
+    if spec.ase:  # the per-layer occurrence sums accumulate on the device, in fp32
+        a, b = ref_extractor.ase_state(), gpu_extractor.ase_state()
+        np.testing.assert_array_equal(a["word_ids"], b["word_ids"])
+        np.testing.assert_array_equal(a["counts"], b["counts"])
+        for layer in range(len(a["sums"])):
+            assert _min_cosine(a["sums"][layer], b["sums"][layer]) > 0.999
+
+
+@cuda_test
+def test_paragraph_context_on_cuda_matches_the_cpu(tmp_path):
+    fp32 = tiny_bert(seed=2)
+    spec = FeatureSpec(context="paragraph", layers=(-1,), sentence_vectors=True, vector_dtype="float32")
+    part = next(iter_parts(small_shard(tmp_path / "s.tsv.gz"), "paragraph", 100))
+    ref = FeatureExtractor(_on(fp32, "cpu", None, False), spec, small_vocab(), batch_tokens=60).extract(part)
+    got = FeatureExtractor(_on(fp32, DEVICE, torch.bfloat16, False), spec, small_vocab(), batch_tokens=60).extract(part)
+    assert_features_agree(ref, got)

@@ -1,11 +1,14 @@
 """Fitting an MLM head on a frozen encoder without one."""
 
+import copy
+
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from cuda_fixtures import DEVICE, ON_GPU, cuda_test, exact_float32  # noqa: E402
 from teacher_fixtures import TEXT, small_shard, tiny_bert, write_shard  # noqa: E402
 
 from staticvec.teacher.features import FeatureExtractor, FeatureSpec, Part  # noqa: E402
@@ -68,3 +71,38 @@ def test_head_file_for_another_teacher_is_refused(encoder_only, tmp_path):
     other.model.bert.embeddings.word_embeddings = torch.nn.Embedding(10, other.hidden_size)
     with pytest.raises(Exception, match="vocabulary"):
         load_head(path, other)
+
+
+@cuda_test
+def test_a_head_fitted_on_cuda_lives_there_and_predicts_like_its_cpu_copy(tmp_path):
+    """Fitted on the GPU encoder's bf16-autocast states: the head's parameters and its tied decoder are on the
+    device, it learns as on the CPU, and its file loads onto a CPU teacher and a GPU teacher alike."""
+    bert = tiny_bert(seed=3)
+    # (the CPU stand-in in fp32: a CPU teacher's bf16 is its weights, and so its tied decoder's, cast)
+    on_gpu = Teacher(copy.deepcopy(bert.model.bert), bert.tokenizer, name="tiny-encoder", device=DEVICE,
+                     dtype=torch.bfloat16 if ON_GPU else None)
+    on_cpu = Teacher(copy.deepcopy(bert.model.bert), bert.tokenizer, name="tiny-encoder", device="cpu")
+    shard = write_shard(tmp_path / "s.tsv.gz", [[(True, t)] for t in TEXT * 3])
+    head, report = fit_head(on_gpu, [shard], mode="unmasked", train_positions=600, heldout_positions=150,
+                            select_prob=0.5, epochs=300, lr=3e-2, batch_positions=128, seed=0)
+    assert all(p.device.type == DEVICE for p in head.parameters())
+    assert head.embeddings.data_ptr() == on_gpu.input_embeddings().data_ptr()  # tied to the encoder's, on the device
+    assert report["teacher_dtype"] == on_gpu.dtype_name and report["heldout_top1"] > report["unigram_top1"] + 0.3
+    path = tmp_path / "head.pt"
+    save_head(head, path)
+    gpu_head, cpu_head = load_head(path, on_gpu), load_head(path, on_cpu)
+    assert all(p.device.type == DEVICE for p in gpu_head.parameters())
+    x = torch.randn(7, on_cpu.hidden_size)
+    with exact_float32():
+        torch.testing.assert_close(gpu_head(x.to(DEVICE)).cpu(), cpu_head(x), rtol=1e-4, atol=1e-4)
+
+    # through the teachers: the GPU's bf16 top-k against the CPU's fp32 top-k of the same head
+    on_gpu.fitted_head, on_cpu.fitted_head = gpu_head, cpu_head
+    spec = FeatureSpec(layers=(), mlm_topk=3, mlm_mode="unmasked")
+    part = Part(0, sentences=[t.split() for t in TEXT[:6]], records=list(range(6)), paragraphs=list(range(6)))
+    ref = FeatureExtractor(on_cpu, spec, None).extract(part)
+    got = FeatureExtractor(on_gpu, spec, None).extract(part)
+    np.testing.assert_array_equal(got["mlm_piece_ids"], ref["mlm_piece_ids"])
+    # the head predicts a piece from its own state: its top-1 is confident, so bf16 rarely flips it
+    assert np.mean(got["mlm_topk_ids"][:, 0] == ref["mlm_topk_ids"][:, 0]) > 0.9
+    np.testing.assert_allclose(got["mlm_topk_logits"][:, 0], ref["mlm_topk_logits"][:, 0], rtol=0.02, atol=0.05)

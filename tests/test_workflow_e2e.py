@@ -1,16 +1,19 @@
 """End to end: the whole DAG on the tiny test config (tests/config/test.yaml), then resume checks."""
 
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
 from staticvec.corpus.shards import iter_records
 from staticvec.corpus.vocab import Vocabulary
+from staticvec.embeddings import Embeddings
 from staticvec.files import read_json
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,6 +86,58 @@ def test_a_setting_no_table_reads_reruns_no_table(run):
     planned = {line.split()[0] for line in plan.stdout.splitlines()
                if len(line.split()) == 2 and line.split()[1].isdigit()}
     assert planned <= {"run_manifest", "all", "total"} and "run_manifest" in planned, plan.stdout
+
+
+def test_the_tokenlearn_row_trains_is_evaluated_and_reported(run):
+    """Tokenlearn from the run's teacher and its stored sentence pass: every training sentence a target, one run
+    per seed (a claim names it), evaluated, in the summary, the main similarity tables and the claims."""
+    results = run["results"]
+    sentences = read_json(results / "corpus" / "manifest.json")["totals"]["sentences"]
+    vectors = {}
+    for seed in (1, 2):
+        record = read_json(results / "embeddings" / "tokenlearn" / f"seed{seed}" / "vectors.json")
+        assert record["method"] == "tokenlearn" and record["seed"] == seed
+        assert record["data"]["sentences"] == sentences and record["data"]["targets"] == "pieces"
+        assert [Path(f).name for f in record["data"]["features"]] == ["00000", "00001"]  # one pass per shard
+        assert all("/features/sentence/" in f for f in record["data"]["features"])  # the students' pass, reused
+        assert record["training"]["epochs"] >= 1 and record["vocab"]["written"] > 0
+        assert (results / "eval" / "tokenlearn" / f"seed{seed}" / "intrinsic.web.json").exists()
+        vectors[seed] = Embeddings.load(results / "embeddings" / "tokenlearn" / f"seed{seed}" / "vectors.bin")
+    assert vectors[1].words == vectors[2].words and not np.allclose(vectors[1].vectors, vectors[2].vectors)
+    assert read_json(results / "embeddings" / "tokenlearn_teacher_dim" / "seed1" / "vectors.json")["model"]["dim"] == 384
+    summary = (results / "tables" / "summary.md").read_text()
+    assert re.search(r"^\| tokenlearn \| tokenlearn \| 2[ |]", summary, re.M)  # two seeds
+    for table, row in (("semglove/table1", "tokenlearn"), ("wang/table2", "tokenlearn"), ("c2v/table1", "tokenlearn"),
+                       ("x2static/table3", "tokenlearn")):
+        text = (results / "tables" / f"{table}.md").read_text()
+        assert f"{row} (ours; not in the paper)" in text, table
+    claims = read_json(results / "tables" / "claims.json")
+    assert claims["verdicts"]["semglove_tl"] in ("holds", "fails", "undecided")
+    assert "semglove_tl" in (results / "tables" / "claims.md").read_text()
+
+
+def test_export_round_trips_the_runs_vectors(run):
+    """`export` of the Tokenlearn row: the gensim file and the Model2Vec directory hold the run's vectors, and a
+    one-word `encode` of the exported model is the run's own library model's (both at unit length)."""
+    from gensim.models import KeyedVectors
+    from model2vec import StaticModel
+
+    results = run["results"]
+    target = results / "export" / "tokenlearn" / "seed1" / "model2vec"
+    snakemake("--", str(target), configfiles=[TEST_CONFIG, run["override"]])
+    emb = Embeddings.load(results / "embeddings" / "tokenlearn" / "seed1" / "vectors.bin")
+    kv = KeyedVectors.load(str(target.parent / "vectors.kv"))
+    assert list(kv.index_to_key) == emb.words
+    np.testing.assert_array_equal(kv.vectors, emb.vectors)
+    exported = StaticModel.from_pretrained(target)
+    library = StaticModel.from_pretrained(results / "embeddings" / "tokenlearn" / "seed1" / "tokenlearn")
+    words = emb.words[:3] + emb.words[-3:]
+    np.testing.assert_allclose(exported.encode(words), emb.unit_vectors()[[emb.index[w] for w in words]], atol=1e-6)
+    np.testing.assert_allclose(exported.encode(words), library.encode(words, normalize=True), atol=1e-5)
+    card = (target / "README.md").read_text()
+    web = read_json(results / "eval" / "tokenlearn" / "seed1" / "intrinsic.web.json")["results"]["ws353"]
+    assert f"| WS353 | {100 * web['score']:.1f} | {web['found']}/{web['total']} |" in card
+    assert "| method | `tokenlearn` |" in card and "| seed | 1 |" in card and "enwiki-sample" in card
 
 
 def test_resume_redoes_only_the_missing_input(run):

@@ -39,9 +39,6 @@ P = RF.P
 CPU_ENV = "../../envs/cpu.yaml"
 GPU_ENV = "../../envs/cuda.yaml" if W.use_gpu else "../../envs/cpu.yaml"
 SEMGLOVE_SHARD_ENV = GPU_ENV if SG.gpu else CPU_ENV  # the shard jobs run the teacher only in recompute mode
-# resources of the rules that run torch models: gpu=1 and the GPU partition (config slurm.gpu_partition)
-# when the run is on GPUs, nothing otherwise (the job stays in the profile's default, CPU, partition)
-GPU_RESOURCES = W.gpu_resources()
 
 
 wildcard_constraints:

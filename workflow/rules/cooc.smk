@@ -11,7 +11,7 @@ rule cooc_window_shard:
         shard=W.shard("{shard}"),
         vocab=RF.fraction_vocab,
     output:
-        SG.window_shard_store(),
+        SG.window_shard_output(),
     params:
         vocab=W.vocab_flags(),
         flags=SG.window_count_args(),
@@ -22,10 +22,9 @@ rule cooc_window_shard:
     wildcard_constraints:
         window=r"\d+",
         frac=r"(\.\d+of\d+)?",
-    threads: 2  # one reads and looks up ids while the other counts
+    threads: RF.threads("cooc_window_shard")  # one reads and looks up ids while the other counts
     resources:
-        mem_mb=SG.window_count_memory_mb(),
-        runtime=240,
+        **RF.resources("cooc_window_shard"),
     conda:
         CPU_ENV
     shell:
@@ -49,10 +48,9 @@ rule cooc_window_merge:
     wildcard_constraints:
         window=r"\d+",
         frac=r"(\.\d+of\d+)?",
-    threads: 1
+    threads: RF.threads("cooc_window_merge")
     resources:
-        mem_mb=SG.merge_memory_mb(),
-        runtime=240,
+        **RF.resources("cooc_window_merge"),
     conda:
         CPU_ENV
     shell:

@@ -10,10 +10,9 @@ rule extract_dump:
         directory(W.extracted_dir("{corpus_input}")),
     params:
         part=RF.extract_flags,
-    threads: W.extract_processes
+    threads: RF.threads("extract_dump")
     resources:
-        mem_mb=RF.extract_memory_mb,
-        runtime=RF.extract_runtime,
+        **RF.resources("extract_dump"),
     log:
         P.log("extract_dump"),
     benchmark:
@@ -33,10 +32,9 @@ rule tokenize:
         stats=W.tokenized_stats("{corpus_input}"),
     params:
         flags=W.tokenize_flags(),
-    threads: 1
+    threads: RF.threads("tokenize")
     resources:
-        mem_mb=1500,
-        runtime=RF.tokenize_runtime,
+        **RF.resources("tokenize"),
     log:
         P.log("tokenize"),
     benchmark:
@@ -65,8 +63,7 @@ rule prepare_corpus:
         shards=W.n_shards,
         min_count=W.min_count,
     resources:
-        mem_mb=2000,
-        runtime=120,
+        **RF.resources("prepare_corpus"),
     log:
         P.log("prepare_corpus"),
     benchmark:
@@ -93,6 +90,9 @@ rule vocabulary:
         max_size=W.max_vocab_flag(),
     log:
         P.log("vocabulary"),
+    threads: RF.threads("vocabulary")
+    resources:
+        **RF.resources("vocabulary"),
     conda:
         CPU_ENV
     shell:

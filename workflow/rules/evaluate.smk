@@ -29,10 +29,9 @@ for (_protocols, _seeds), _embeddings in W.intrinsic_groups().items():
             options=RF.intrinsic_options(_protocols, _seeds),  # a function bound to this group (the loop variables are not)
         wildcard_constraints:
             emb=W.ids_alternatives(_embeddings),
-        threads: 1
+        threads: RF.threads(W.intrinsic_rule_name(_protocols, _seeds), seeds=len(_seeds))
         resources:
-            mem_mb=8000,
-            runtime=60 * len(_seeds),
+            **RF.resources(W.intrinsic_rule_name(_protocols, _seeds), seeds=len(_seeds)),
         conda:
             CPU_ENV
         shell:
@@ -55,10 +54,9 @@ rule evaluate_intrinsic:
         P.benchmark("evaluate_intrinsic")
     wildcard_constraints:
         protocol=W.protocols_regex,
-    threads: 1
+    threads: RF.threads("evaluate_intrinsic")
     resources:
-        mem_mb=8000,
-        runtime=60,
+        **RF.resources("evaluate_intrinsic"),
     conda:
         CPU_ENV
     shell:
@@ -82,10 +80,9 @@ rule paper_table:
     wildcard_constraints:
         paper="[a-z0-9]+",
         table="table[0-9]+",
-    threads: 1
+    threads: RF.threads("paper_table")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **RF.resources("paper_table"),
     conda:
         CPU_ENV
     shell:

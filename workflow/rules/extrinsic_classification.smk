@@ -16,11 +16,9 @@ rule classification:
         P.log("classification"),
     benchmark:
         P.benchmark("classification")
-    threads: RF.classification_threads
+    threads: RF.threads("classification")
     resources:
-        mem_mb=4000,
-        runtime=240,
-        **GPU_RESOURCES,
+        **RF.resources("classification"),
     conda:
         GPU_ENV
     shell:

@@ -26,11 +26,9 @@ rule tag:
     wildcard_constraints:
         emb=r"(?!contextual-)[^/]+",  # contextual-<teacher> rows are tag_contextual's
         task="chunk|pos|ner",
-    threads: RF.tag_threads
+    threads: RF.threads("tag")
     resources:
-        mem_mb=6000,
-        runtime=60,
-        **GPU_RESOURCES,
+        **RF.resources("tag"),
     conda:
         GPU_ENV
     shell:
@@ -56,11 +54,9 @@ rule tag_contextual:
         P.benchmark("tag_contextual")
     wildcard_constraints:
         task="chunk|pos|ner",
-    threads: RF.tag_threads
+    threads: RF.threads("tag_contextual")
     resources:
-        mem_mb=8000,
-        runtime=90,
-        **GPU_RESOURCES,
+        **RF.resources("tag_contextual"),
     conda:
         GPU_ENV
     shell:
@@ -79,10 +75,9 @@ rule tag_summary:
         P.log("tag_summary"),
     benchmark:
         P.benchmark("tag_summary")
-    threads: 1
+    threads: RF.threads("tag_summary")
     resources:
-        mem_mb=500,
-        runtime=5,
+        **RF.resources("tag_summary"),
     conda:
         CPU_ENV
     shell:

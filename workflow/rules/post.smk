@@ -18,10 +18,9 @@ rule post_wordnet_lexicon:
         P.benchmark("post_wordnet_lexicon")
     wildcard_constraints:
         relations=r"synonyms\+?",
-    threads: 1
+    threads: RF.threads("post_wordnet_lexicon")
     resources:
-        mem_mb=2000,
-        runtime=15,
+        **RF.resources("post_wordnet_lexicon"),
     conda:
         CPU_ENV
     shell:
@@ -45,10 +44,9 @@ rule post_retrofit:
         P.benchmark("post")
     wildcard_constraints:
         emb=W.rule_ids("post_retrofit"),
-    threads: 1
+    threads: RF.threads("post_retrofit")
     resources:
-        mem_mb=6000,
-        runtime=30,
+        **RF.resources("post_retrofit"),
     conda:
         CPU_ENV
     shell:
@@ -70,10 +68,9 @@ rule post_artetxe:
         P.benchmark("post")
     wildcard_constraints:
         emb=W.rule_ids("post_artetxe"),
-    threads: 2
+    threads: RF.threads("post_artetxe")
     resources:
-        mem_mb=6000,
-        runtime=20,
+        **RF.resources("post_artetxe"),
     conda:
         CPU_ENV
     shell:

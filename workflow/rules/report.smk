@@ -67,11 +67,9 @@ rule figure:
     wildcard_constraints:
         paper="[a-z0-9]+",
         figure="figure[0-9]+[a-z]?",
-    threads: 1
+    threads: RF.threads("figure")
     resources:
-        # t-SNE figures load whole vector files, one at a time
-        mem_mb=RF.figure_memory_mb,
-        runtime=30,
+        **RF.resources("figure"),  # memory: the whole vector files it loads (their size once they exist)
     conda:
         CPU_ENV
     shell:
@@ -95,10 +93,9 @@ rule summary_table:
         claims=W.summary_claims_args(),
     log:
         P.log("summary_table"),
-    threads: 1
+    threads: RF.threads("summary_table")
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **RF.resources("summary_table"),
     conda:
         CPU_ENV
     shell:
@@ -122,10 +119,9 @@ rule claims:
         args=W.claims_args(),
     log:
         P.log("claims"),
-    threads: 1
+    threads: RF.threads("claims")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **RF.resources("claims"),
     conda:
         CPU_ENV
     shell:

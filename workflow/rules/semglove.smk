@@ -18,12 +18,10 @@ rule semglove_cooc_shard:
     benchmark:
         P.benchmark("semglove_cooc_shard")
     wildcard_constraints:
-        shard=r"\d{5}",
-    threads: 2
+        shard=SG.PART_REGEX,  # a shard, or a run of shards (SG.part_size)
+    threads: RF.threads("semglove_cooc_shard")
     resources:
-        mem_mb=SG.shard_memory_mb(),
-        runtime=SG.shard_runtime,
-        **W.gpu_resources(SG.gpu),
+        **RF.resources("semglove_cooc_shard"),
     conda:
         SEMGLOVE_SHARD_ENV
     shell:
@@ -43,10 +41,9 @@ rule semglove_merge_attention:
         variant=SG.attention_regex,
     params:
         flags=SG.merge_args(),
-    threads: 1
+    threads: RF.threads("semglove_merge_attention")
     resources:
-        mem_mb=SG.merge_memory_mb(),
-        runtime=240,
+        **RF.resources("semglove_merge_attention"),
     conda:
         CPU_ENV
     shell:
@@ -83,10 +80,9 @@ rule semglove_attention_fraction_vocab:
     wildcard_constraints:
         variant=SG.attention_regex,
         frac=r"\.\d+of\d+",
-    threads: 1
+    threads: RF.threads("semglove_attention_fraction_vocab")
     resources:
-        mem_mb=SG.merge_memory_mb(),
-        runtime=240,
+        **RF.resources("semglove_attention_fraction_vocab"),
     conda:
         CPU_ENV
     shell:
@@ -108,10 +104,9 @@ rule semglove_merge_pieces:
         frac=SG.FRACTION_REGEX,
     params:
         flags=SG.merge_args(),
-    threads: 1
+    threads: RF.threads("semglove_merge_pieces")
     resources:
-        mem_mb=SG.merge_memory_mb(),
-        runtime=240,
+        **RF.resources("semglove_merge_pieces"),
     conda:
         CPU_ENV
     shell:
@@ -133,10 +128,9 @@ rule semglove_words:
     wildcard_constraints:
         variant=SG.mlm_regex,
         frac=SG.FRACTION_REGEX,
-    threads: 1
+    threads: RF.threads("semglove_words")
     resources:
-        mem_mb=SG.words_memory_mb(),
-        runtime=240,
+        **RF.resources("semglove_words"),
     conda:
         CPU_ENV
     shell:
@@ -157,10 +151,9 @@ rule semglove_restrict:
     wildcard_constraints:
         variant=SG.restricted_regex,
         frac=SG.FRACTION_REGEX,
-    threads: 1
+    threads: RF.threads("semglove_restrict")
     resources:
-        mem_mb=4096,
-        runtime=120,
+        **RF.resources("semglove_restrict"),
     conda:
         CPU_ENV
     shell:
@@ -178,10 +171,9 @@ rule semglove_table5_counts:
         vocab=SG.vocab_flags(),
     log:
         P.log("semglove_table5_counts"),
-    threads: 1
+    threads: RF.threads("semglove_table5_counts")
     resources:
-        mem_mb=2048,
-        runtime=10,
+        **RF.resources("semglove_table5_counts"),
     conda:
         CPU_ENV
     shell:

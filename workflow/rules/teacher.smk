@@ -15,11 +15,9 @@ rule teacher_mlm_head:
         P.log("teacher_mlm_head"),
     benchmark:
         P.benchmark("teacher_mlm_head")
-    threads: 2
+    threads: RF.threads("teacher_mlm_head")
     resources:
-        mem_mb=8000,
-        runtime=120,
-        **GPU_RESOURCES,
+        **RF.resources("teacher_mlm_head"),
     conda:
         GPU_ENV
     shell:
@@ -43,11 +41,9 @@ rule teacher_features:
         P.log("teacher_features"),
     benchmark:
         P.benchmark("teacher_features")
-    threads: TP.feature_threads
+    threads: RF.threads("teacher_features")
     resources:
-        mem_mb=16000,
-        runtime=720,
-        **GPU_RESOURCES,
+        **RF.resources("teacher_features"),
     conda:
         GPU_ENV
     shell:
@@ -58,7 +54,8 @@ rule teacher_features:
 rule teacher_ase:
     # per-layer occurrence averages over the first k of n shards (every layer in one directory): every
     # vocabulary word met; on the whole corpus also, word alone, the words never met and the
-    # evaluation words outside the vocabulary
+    # evaluation words outside the vocabulary. From the stored passes' sums, or (teacher.cache:
+    # recompute) from a pass this job runs over the corpus shards (RF.ase_source)
     input:
         vocab=TP.vocab(),
         features=RF.ase_features,
@@ -67,6 +64,7 @@ rule teacher_ase:
         W.ase_table(),
     params:
         args=RF.ase_args,
+        source=RF.ase_source,
         out=RF.parent_dir,
     log:
         P.log("teacher_ase"),
@@ -75,15 +73,13 @@ rule teacher_ase:
     wildcard_constraints:
         k=r"\d+",
         n=r"\d+",
-    threads: 2
+    threads: RF.threads("teacher_ase")
     resources:
-        mem_mb=16000,
-        runtime=60,
-        **GPU_RESOURCES,
+        **RF.resources("teacher_ase"),
     conda:
         GPU_ENV
     shell:
-        "staticvec teacher baseline ase {params.args} --vocab {input.vocab} --features {input.features}"
+        "staticvec teacher baseline ase {params.args} --vocab {input.vocab} {params.source}"
         " --format binary --out {params.out} > {log} 2>&1"
 
 
@@ -120,10 +116,9 @@ rule teacher_token_embedding:
         P.log("train"),
     wildcard_constraints:
         emb=W.rule_ids("teacher_token_embedding"),
-    threads: 1
+    threads: RF.threads("teacher_token_embedding")
     resources:
-        mem_mb=4000,
-        runtime=30,
+        **RF.resources("teacher_token_embedding"),
     conda:
         GPU_ENV
     shell:
@@ -143,11 +138,9 @@ rule teacher_word_embedding:
         P.log("train"),
     wildcard_constraints:
         emb=W.rule_ids("teacher_word_embedding"),
-    threads: 2
+    threads: RF.threads("teacher_word_embedding")
     resources:
-        mem_mb=8000,
-        runtime=60,
-        **GPU_RESOURCES,
+        **RF.resources("teacher_word_embedding"),
     conda:
         GPU_ENV
     shell:

@@ -18,10 +18,9 @@ rule train_gensim_baseline:
         P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_gensim_baseline"),
-    threads: RF.train_threads
+    threads: RF.threads("train_gensim_baseline")
     resources:
-        mem_mb=8000,
-        runtime=24 * 60,
+        **RF.resources("train_gensim_baseline"),
     conda:
         CPU_ENV
     shell:
@@ -41,7 +40,7 @@ rule train_model2vec:
         record=W.embedding_record("{emb}"),
         model=directory(P.embedding_file("model2vec")),
     params:
-        args=RF.model2vec_args,
+        args=RF.teacher_job_args,
         method_params=RF.method_params,
         vocab=W.vocab_flags(),
     log:
@@ -50,11 +49,9 @@ rule train_model2vec:
         P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_model2vec"),
-    threads: RF.train_threads
+    threads: RF.threads("train_model2vec")
     resources:
-        mem_mb=4000,
-        runtime=60,
-        **GPU_RESOURCES,
+        **RF.resources("train_model2vec"),
     conda:
         GPU_ENV
     shell:

@@ -20,11 +20,9 @@ rule train_glove:
         P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_glove"),
-    threads: RF.train_threads
+    threads: RF.threads("train_glove")
     resources:
-        mem_mb=8000,
-        runtime=24 * 60,
-        **GPU_RESOURCES,
+        **RF.resources("train_glove"),
     conda:
         GPU_ENV
     shell:
@@ -49,10 +47,9 @@ rule same_run:
         P.benchmark("same_run")
     wildcard_constraints:
         emb=W.same_run_ids(),
-    threads: 1
+    threads: RF.threads("same_run")
     resources:
-        mem_mb=500,
-        runtime=5,
+        **RF.resources("same_run"),
     conda:
         CPU_ENV
     shell:

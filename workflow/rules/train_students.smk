@@ -1,6 +1,7 @@
 # Distillation trainers reading the teacher stage's per-shard features: X2Static (sent/para),
 # BERT + Skip-gram (and its Figure 4/5 sweeps, from the sheet), Context-to-Vec; every sheet entry
-# of these methods, once per seed. The trainer gets the entry's hyper-parameters as JSON.
+# of these methods, once per seed. The trainer gets the entry's hyper-parameters as JSON. With
+# teacher.cache: recompute a trainer runs the teacher over its corpus shards itself (RF.student_source).
 
 rule train_student:
     input:
@@ -10,6 +11,7 @@ rule train_student:
         record=W.embedding_record("{emb}"),
     params:
         command=RF.train_command,
+        source=RF.student_source,
         method_params=RF.method_params,
         args=RF.student_args,
         checkpoint=P.checkpoint("pt"),
@@ -20,16 +22,14 @@ rule train_student:
         P.benchmark("train")
     wildcard_constraints:
         emb=W.rule_ids("train_student"),
-    threads: RF.train_threads
+    threads: RF.threads("train_student")
     resources:
-        mem_mb=8000,
-        runtime=720,
-        **GPU_RESOURCES,
+        **RF.resources("train_student"),
     conda:
         GPU_ENV
     shell:
-        "staticvec train {params.command} --features {input.features} --vocab {input.vocab}"
-        " --feature-vocab {input.feature_vocab} {params.method_params} {params.args} --seed {wildcards.seed} --threads {threads}"
+        "staticvec train {params.command} {params.source} --vocab {input.vocab}"
+        " {params.method_params} {params.args} --seed {wildcards.seed} --threads {threads}"
         " --checkpoint {params.checkpoint} {params.model} --out {output.vectors} --record {output.record} > {log} 2>&1"
 
 
@@ -41,6 +41,7 @@ use rule train_student as train_bert_sg with:
         model=P.embedding_file("model.pt"),
     params:
         command="bert-sg",
+        source=RF.student_source,
         method_params=RF.method_params,
         args=RF.student_args,
         checkpoint=P.checkpoint("pt"),
@@ -61,12 +62,44 @@ rule bert_sg_attention:
         P.log("bert_sg_attention"),
     wildcard_constraints:
         emb=W.rule_ids("train_bert_sg"),
-    threads: 1
+    threads: RF.threads("bert_sg_attention")
     resources:
-        mem_mb=4000,
-        runtime=15,
+        **RF.resources("bert_sg_attention"),
     conda:
         GPU_ENV
     shell:
         "staticvec train bert-sg-attention --model {input.model} {params.args}"
         " --out {output} > {log} 2>&1"
+
+
+# Tokenlearn (the tokenlearn library): a Model2Vec model of the entry's teacher fitted to the teacher's
+# sentence embeddings of the corpus's training sentences, read from the students' stored pass (no second
+# pass over the corpus); its vectors written over the run's vocabulary as Model2Vec's, the library's own
+# model kept beside them. Once per seed.
+
+rule train_tokenlearn:
+    input:
+        unpack(RF.tokenlearn_inputs),
+    output:
+        vectors=W.embedding("{emb}"),
+        record=W.embedding_record("{emb}"),
+        model=directory(P.embedding_file("tokenlearn")),
+    params:
+        args=RF.teacher_job_args,
+        method_params=RF.method_params,
+        vocab=W.vocab_flags(),
+    log:
+        P.log("train"),
+    benchmark:
+        P.benchmark("train")
+    wildcard_constraints:
+        emb=W.rule_ids("train_tokenlearn"),
+    threads: RF.threads("train_tokenlearn")
+    resources:
+        **RF.resources("train_tokenlearn"),  # memory: the targets of max_sentences sentences (staticvec.dag.costs)
+    conda:
+        GPU_ENV
+    shell:
+        "staticvec train tokenlearn --shards {input.shards} --features {input.features} --vocab {input.vocab}"
+        " {params.vocab} {params.args} {params.method_params} --seed {wildcards.seed} --threads {threads}"
+        " --model-dir {output.model} --out {output.vectors} --record {output.record} > {log} 2>&1"

@@ -1,9 +1,10 @@
 """The ``staticvec`` command line: one command group per workflow stage.
 
-Top level: ``config`` and ``resources`` (defined here), then one group per stage, each built by
+Top level: ``config``, ``resources`` and ``export`` (defined here), then one group per stage, each built by
 its subpackage's ``cli.py`` (``register(subparsers)``): ``corpus``, ``teacher``, ``cooc``,
 ``train``, ``post``, ``evaluate`` (``intrinsic``, ``classify``, ``tag``, ``tag-summary``) and
-``report`` (``table``, ``figure``, ``summary``, ``manifest``, ...). Flags shared between commands
+``report`` (``table``, ``figure``, ``summary``, ``manifest``, ...), and ``plan`` (a config's costs before it
+runs). Flags shared between commands
 are defined once in :mod:`staticvec.cli_args`. Handlers import their heavy dependencies (torch,
 transformers, gensim) lazily so that ``staticvec --help`` and the light stages start fast.
 """
@@ -28,6 +29,7 @@ COMMAND_MODULES = [
     "staticvec.post.cli",
     "staticvec.evaluate.cli",
     "staticvec.report.cli",
+    "staticvec.plan.cli",
 ]
 
 
@@ -44,17 +46,18 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _register_config(subparsers)
     _register_resources(subparsers)
+    _register_export(subparsers)
     for name in _stage_modules(argv or []):
         importlib.import_module(name).register(subparsers)
     return parser
 
 
-TOP_LEVEL_COMMANDS = ("config", "resources")  # registered here, need no stage module
+TOP_LEVEL_COMMANDS = ("config", "resources", "export")  # registered here, need no stage module
 
 
 def _stage_modules(argv: list[str]) -> list[str]:
     """The stage modules (``staticvec.<stage>.cli`` registers the group ``<stage>``) a command line
-    needs: the one its first word names; none for ``config`` and ``resources``; every one when there is
+    needs: the one its first word names; none for ``config``, ``resources`` and ``export``; every one when there is
     no word or an unknown one (the full help, or argparse's list of the valid commands)."""
     words = [word for word in argv if not word.startswith("-")]  # the top-level flags take no value
     if words and words[0] in TOP_LEVEL_COMMANDS:
@@ -129,6 +132,52 @@ def _resources_list(args) -> int:
     registry = Registry.load(args.registry)
     for line in registry.describe(args.group):
         print(line)
+    return 0
+
+
+# ---------------------------------------------------------------- staticvec export
+
+
+def _register_export(subparsers) -> None:
+    p = subparsers.add_parser(
+        "export", help="an embedding as a gensim KeyedVectors file and a Model2Vec directory (with a model card)",
+        description="Write an embedding (any vector file the workflow writes) as a gensim KeyedVectors file "
+                    "(KeyedVectors.load) and/or a Model2Vec StaticModel directory over a word-level tokenizer of its "
+                    "words (StaticModel.from_pretrained, sentence-transformers), whose README.md says what made the "
+                    "vectors and their scores. The workflow's rule: <results>/export/<id>/seed<s>/.")
+    p.add_argument("--vectors", required=True, help="the embedding (.bin word2vec binary, .txt, .npy, .kv, a Model2Vec dir)")
+    p.add_argument("--keyedvectors", default=None, metavar="FILE.kv", help="write a gensim KeyedVectors file here")
+    p.add_argument("--model2vec", default=None, metavar="DIR", help="write a Model2Vec directory here")
+    card = p.add_argument_group("the model card (all optional)")
+    card.add_argument("--embedding", default=None, help="the embedding's id (default: the vector file's name)")
+    card.add_argument("--seed", type=int, default=None, help="its training seed")
+    card.add_argument("--method", default=None, help="its method (the embeddings sheet's)")
+    card.add_argument("--description", default="", help="one line on what it is")
+    card.add_argument("--teacher", default=None, help="the teacher it was distilled from, if any")
+    card.add_argument("--fraction", type=float, default=1.0, help="share of the corpus's shards it was trained on")
+    card.add_argument("--provenance", default=None, help="the run's provenance.json (corpus, commit, config, date)")
+    card.add_argument("--scores", nargs="*", default=[], metavar="PROTOCOL=RESULT",
+                      help="the run's intrinsic results of this embedding (staticvec evaluate intrinsic), per protocol")
+    p.set_defaults(handler=_export)
+
+
+def _export(args) -> int:
+    from pathlib import Path
+
+    from staticvec.cli_args import assignments
+    from staticvec.export import Provenance, export
+    from staticvec.files import read_json
+    from staticvec.report.tables import load_result
+
+    results = {}
+    for protocol, paths in assignments(args.scores, "PROTOCOL=RESULT").items():
+        if len(paths) > 1:
+            raise StaticvecError(f"--scores: protocol {protocol!r} given {len(paths)} times")
+        results[protocol] = load_result(paths[0])
+    info = Provenance(embedding=args.embedding or Path(args.vectors).name.split(".")[0], seed=args.seed,
+                      method=args.method, description=args.description, teacher=args.teacher, fraction=args.fraction,
+                      run=read_json(args.provenance) if args.provenance else {})
+    export(args.vectors, args.keyedvectors, args.model2vec, info, results)
     return 0
 
 

@@ -15,7 +15,7 @@ from staticvec.errors import StaticvecError
 
 #: vector file formats (= :data:`staticvec.embeddings.FORMATS`, repeated so that building the parser
 #: does not import numpy)
-VECTOR_FORMATS = ("word2vec", "glove", "binary", "npy")
+VECTOR_FORMATS = ("word2vec", "glove", "binary", "npy", "keyedvectors", "model2vec")
 DEVICES = ("auto", "cpu", "cuda")
 
 

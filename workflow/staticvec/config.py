@@ -73,7 +73,26 @@ def config_schema() -> dict:
         members = section.setdefault("properties", {})
         for member_file in sorted(folder.glob("*.schema.yaml")):
             members[member_file.name[: -len(".schema.yaml")]] = load_yaml(member_file)
+    methods = properties["methods"].setdefault("properties", {})
+    for block, defaults in (load_yaml(REPO_ROOT / "config" / "config.yaml").get("methods") or {}).items():
+        if block not in methods:
+            methods[block] = schema_of_defaults(defaults)
     return schema
+
+
+JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+
+
+def schema_of_defaults(defaults: dict) -> dict:
+    """The schema of a method block that has no schema file (``methods/<block>.schema.yaml``): the keys
+    of its defaults in config/config.yaml, each of its default's type (``null``: any), and its
+    ``variants`` (named overrides) of those keys (a float default takes an integer too, an integer default
+    no float). A schema file, with descriptions and ranges, replaces it."""
+    hyper = {key: {"type": JSON_TYPES[type(value)]} if type(value) in JSON_TYPES else {}
+             for key, value in defaults.items() if key != "variants"}
+    return {"type": "object", "additionalProperties": False, "description": "inferred from its defaults in config/config.yaml",
+            "properties": {**hyper, "variants": {"type": "object", "additionalProperties": {
+                "type": "object", "additionalProperties": False, "properties": hyper}}}}
 
 
 def _key_path(path: Iterable) -> str:

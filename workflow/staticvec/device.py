@@ -185,3 +185,11 @@ def resolve_dtype(device: str, dtype: str = "auto", flags: set[str] | None = Non
     fast = speedup >= BF16_MIN_SPEEDUP
     return ("bfloat16" if fast else "float32"), (f"{why}; bf16 matmul measured {speedup:.2f}x fp32 "
                                                  f"({'>=' if fast else '<'} {BF16_MIN_SPEEDUP})")
+
+
+def default_threads() -> int:
+    """The cores this process may use (Snakemake/SLURM restrict the affinity mask)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1

@@ -9,6 +9,11 @@ name           file                          layout
 ``glove``      (explicit)                    text without header (GloVe's own output)
 ``binary``     ``*.bin``                     word2vec binary: header, ``word<space>`` + d float32
 ``npy``        ``*.npy``                     project format: float32 matrix + ``*.vocab`` (word[\\tcount])
+``keyedvectors`` ``*.kv``                    gensim's own ``KeyedVectors.save`` (one file; ``KeyedVectors.load``),
+                                             with the counts
+``model2vec``  a directory                   a Model2Vec ``StaticModel`` (``StaticModel.from_pretrained``; also
+                                             sentence-transformers' ``StaticEmbedding``) over a word-level
+                                             tokenizer of the words: see :func:`save_model2vec`
 ============== ============================ =============================================
 
 Reading is strict: a wrong header, a line with the wrong number of values, a duplicate
@@ -20,14 +25,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from staticvec.errors import InputFileError
 from staticvec.files import atomic_open, atomic_path, open_any, iter_utf8_lines
 
-FORMATS = ("word2vec", "glove", "binary", "npy")
+FORMATS = ("word2vec", "glove", "binary", "npy", "keyedvectors", "model2vec")
+
+# the word-level Model2Vec tokenizer's special tokens, ids 0 and 1, zero rows: [PAD] at 0 as the Model2Vec and
+# Tokenlearn training code pads batches with id 0; [UNK] for words outside the vocabulary
+MODEL2VEC_SPECIAL_TOKENS = ("[PAD]", "[UNK]")
 
 
 class Embeddings:
@@ -71,29 +80,6 @@ class Embeddings:
             self._unit = self.vectors / np.where(norms > 0, norms, 1.0)
         return self._unit
 
-    def mean_vector(self) -> np.ndarray:
-        return self.vectors.mean(axis=0)
-
-    def most_similar(self, word_or_vector, topn: int = 10, exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
-        """Nearest neighbours by cosine; a query word is excluded from its own list."""
-        unit = self.unit_vectors()
-        if isinstance(word_or_vector, str):
-            query = unit[self.index[word_or_vector]]
-            exclude = {word_or_vector, *exclude}
-        else:
-            query = np.asarray(word_or_vector, dtype=np.float32)
-            query = query / (np.linalg.norm(query) or 1.0)
-            exclude = set(exclude)
-        scores = unit @ query
-        order = np.argsort(-scores, kind="stable")
-        result = []
-        for i in order:
-            if self.words[i] not in exclude:
-                result.append((self.words[i], float(scores[i])))
-                if len(result) == topn:
-                    break
-        return result
-
     def restrict(self, max_words: int) -> "Embeddings":
         """The first ``max_words`` rows (files are frequency-ordered: MUSE reads the top 200k)."""
         counts = None if self.counts is None else self.counts[:max_words]
@@ -130,8 +116,9 @@ class Embeddings:
         return cls(words, np.asarray(kv.vectors, dtype=np.float32), counts)
 
     # ------------------------------------------------------------ I/O
-    def save(self, path: str | os.PathLike, fmt: str | None = None) -> None:
-        """Write atomically in ``fmt`` (default: from the file name)."""
+    def save(self, path: str | os.PathLike, fmt: str | None = None, readme: str | None = None) -> None:
+        """Write atomically in ``fmt`` (default: from the file name); ``readme``: the model card (README.md) of
+        a ``model2vec`` directory."""
         fmt = fmt or guess_format(path)
         bad = next((w for w in self.words if not w or any(ch.isspace() for ch in w)), None)
         if bad is not None:
@@ -156,6 +143,11 @@ class Embeddings:
                     fh.write(f"{len(self)} {self.dim}\n")
                 for word, row in zip(self.words, self.vectors):
                     fh.write(word + " " + " ".join(f"{x:.6g}" for x in row) + "\n")
+        elif fmt == "keyedvectors":
+            with atomic_path(path) as tmp:
+                self.to_gensim().save(str(tmp), separately=[])  # one file: the arrays inside, not beside it
+        elif fmt == "model2vec":
+            save_model2vec(self, path, readme)
         else:
             raise ValueError(f"unknown embedding format {fmt!r}; known: {', '.join(FORMATS)}")
 
@@ -172,10 +164,16 @@ class Embeddings:
             return _load_binary(path, max_words)
         if fmt in ("word2vec", "glove"):
             return _load_text(path, header=(fmt == "word2vec"), max_words=max_words)
+        if fmt == "keyedvectors":
+            return _load_keyedvectors(path).restrict(max_words) if max_words is not None else _load_keyedvectors(path)
+        if fmt == "model2vec":
+            return _load_model2vec(path).restrict(max_words) if max_words is not None else _load_model2vec(path)
         raise ValueError(f"unknown embedding format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
 def guess_format(path: str | os.PathLike) -> str:
+    if Path(path).is_dir():
+        return "model2vec"
     name = Path(path).name
     for suffix in (".gz", ".bz2", ".xz"):
         if name.endswith(suffix):
@@ -184,6 +182,8 @@ def guess_format(path: str | os.PathLike) -> str:
         return "npy"
     if name.endswith(".bin"):
         return "binary"
+    if name.endswith(".kv"):
+        return "keyedvectors"
     return "word2vec"
 
 
@@ -337,3 +337,89 @@ def _load_npy(path: Path, max_words: int | None) -> Embeddings:
         bad = int(np.where(~np.isfinite(rows).all(axis=1))[0][0])
         raise InputFileError(path, f"row {bad + 1} ({words[bad]!r}) holds a non-finite value")
     return Embeddings(words, rows, counts or None)
+
+
+# ---------------------------------------------------------------- gensim and Model2Vec files
+
+
+def _load_keyedvectors(path: Path) -> Embeddings:
+    from gensim.models import KeyedVectors
+
+    try:
+        kv = KeyedVectors.load(str(path))
+    except Exception as exc:  # noqa: BLE001 - gensim unpickles: any failure means not a KeyedVectors file
+        raise InputFileError(path, f"not a gensim KeyedVectors file ({type(exc).__name__}: {exc})") from None
+    if not isinstance(kv, KeyedVectors):
+        raise InputFileError(path, f"holds a gensim {type(kv).__name__}, not KeyedVectors")
+    return Embeddings.from_gensim(kv)
+
+
+def word_level_tokenizer(words: Sequence[str]):
+    """A ``tokenizers`` word-level tokenizer over ``words`` (ids from 2 on, after :data:`MODEL2VEC_SPECIAL_TOKENS`):
+    text is split on whitespace only, so a word of the vocabulary is always one token, and lower-cased first
+    when every word is lower-case (a lower-cased corpus). A word it does not know is ``[UNK]``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    clash = [t for t in MODEL2VEC_SPECIAL_TOKENS if t in set(words)]
+    if clash:
+        raise ValueError(f"the vocabulary holds the special token(s) {clash} of the word-level tokenizer")
+    vocab = {token: i for i, token in enumerate([*MODEL2VEC_SPECIAL_TOKENS, *words])}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    if all(word == word.lower() for word in words):
+        tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer.add_special_tokens(list(MODEL2VEC_SPECIAL_TOKENS))  # marked special: never split, skipped on decode
+    return tokenizer
+
+
+def save_model2vec(emb: Embeddings, path: str | os.PathLike, readme: str | None = None) -> None:
+    """``emb`` as a Model2Vec model directory, written by the library (``StaticModel.save_pretrained``: weights,
+    tokenizer, config, sentence-transformers' modules.json) with ``readme`` as its model card.
+
+    Rows: [PAD] and [UNK] zero, then the words' vectors as they are (float32). ``normalize`` is true, as in
+    Model2Vec's own models: ``encode`` returns the unit-length mean of a text's known words' rows (unknown words
+    left out), so a one-word text is the word's vector scaled to unit length; sentence-transformers adds its
+    Normalize module for it (modules.json)."""
+    from model2vec import StaticModel
+
+    from staticvec.files import atomic_directory
+
+    tokenizer = word_level_tokenizer(emb.words)
+    rows = np.vstack([np.zeros((len(MODEL2VEC_SPECIAL_TOKENS), emb.dim), np.float32), emb.vectors])
+    config = {"model_type": "model2vec", "architectures": ["StaticModel"], "hidden_dim": emb.dim,
+              "tokenizer_name": "word-level", "normalize": True}
+    model = StaticModel(rows, tokenizer, config=config, normalize=True)
+    with atomic_directory(path) as tmp:
+        model.save_pretrained(tmp)
+        if readme is not None:
+            (tmp / "README.md").write_text(readme, encoding="utf-8")
+
+
+def _load_model2vec(path: Path) -> Embeddings:
+    """The word rows of a Model2Vec directory: every token of its tokenizer except the special ones, id order."""
+    import json
+
+    from safetensors.numpy import load_file
+
+    files = {name: path / name for name in ("model.safetensors", "tokenizer.json")}
+    missing = [name for name, f in files.items() if not f.exists()]
+    if missing:
+        raise InputFileError(path, f"not a Model2Vec directory: no {', '.join(missing)}")
+    try:
+        rows = load_file(str(files["model.safetensors"]))["embeddings"]
+    except Exception as exc:  # noqa: BLE001 - safetensors raises its own errors
+        raise InputFileError(files["model.safetensors"], f"no readable 'embeddings' tensor ({exc})") from None
+    try:
+        spec = json.loads(files["tokenizer.json"].read_text(encoding="utf-8"))
+        vocab = spec["model"]["vocab"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputFileError(files["tokenizer.json"], f"no tokenizer vocabulary ({exc})") from None
+    if not isinstance(vocab, dict):
+        raise InputFileError(files["tokenizer.json"], "not a word-level or WordPiece vocabulary (token -> id)")
+    special = {t["content"] for t in spec.get("added_tokens", []) if t.get("special")}
+    tokens = sorted(vocab.items(), key=lambda kv: kv[1])
+    if rows.ndim != 2 or [i for _, i in tokens] != list(range(rows.shape[0])):
+        raise InputFileError(path, f"token ids 0..{len(tokens) - 1} for embeddings of shape {rows.shape}: "
+                                   "not one row per token")
+    words = [(token, i) for token, i in tokens if token not in special]
+    return Embeddings([token for token, _ in words], np.asarray(rows[[i for _, i in words]], dtype=np.float32))

@@ -20,6 +20,9 @@ class Method:
     uses_teacher: bool  # reads a contextual teacher (the config's default one unless the entry names one)
     rule: str  # the rule that builds its embeddings
     student: bool = False  # a distillation student reading the teacher's stored features
+    # reads the teacher's stored per-shard features (the students, Tokenlearn): a reader of a teacher pass
+    # (which set: staticvec.dag.teacher.TeacherPlan.student_feature_set)
+    reads_features: bool = False
     command: str | None = None  # its `staticvec train <command>` (training rules: the trainer of the entry)
     # keys of its resolved row that steer the workflow (the job's threads, the input picked), not the
     # trainer: left out of the --params JSON a training rule passes
@@ -31,6 +34,8 @@ class Method:
 
 
 STUDENT_KEYS = ("threads", "checkpoint_every")  # checkpoint_every: seconds, the job's --checkpoint-every
+# X2Static also: sentence_length_filter, which training sentences the job's teacher pass reads (its --all-sentences)
+X2STATIC_KEYS = STUDENT_KEYS + ("sentence_length_filter",)
 
 REGISTRY: dict[str, Method] = {m.name: m for m in [
     Method("glove", "glove", seeded=True, uses_teacher=False, rule="train_glove", command="glove",
@@ -41,15 +46,20 @@ REGISTRY: dict[str, Method] = {m.name: m for m in [
     Method("cbow", "cbow", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="cbow"),
     Method("fasttext", "fasttext", seeded=True, uses_teacher=False, rule="train_gensim_baseline", command="fasttext"),
     Method("x2static", "x2static", seeded=True, uses_teacher=True, rule="train_student", student=True,
-           command="x2static", workflow_keys=STUDENT_KEYS, trainer="staticvec.train.x2static:X2StaticParams:X2Static",
+           reads_features=True, command="x2static", workflow_keys=X2STATIC_KEYS, trainer="staticvec.train.x2static:X2StaticParams:X2Static",
            summary="X2Static (Gupta & Jaggi 2021): CBOW-style distillation; sent/para from the features given"),
-    Method("bert_sg", "bert_sg", seeded=True, uses_teacher=True, rule="train_bert_sg", student=True, command="bert-sg",
+    Method("bert_sg", "bert_sg", seeded=True, uses_teacher=True, rule="train_bert_sg", student=True,
+           reads_features=True, command="bert-sg",
            workflow_keys=STUDENT_KEYS, trainer="staticvec.train.bert_skipgram:BertSGParams:BertSkipGram",
            summary="BERT + Skip-gram (Wang, Cui & Zhang): contextual centre, attention over static context words"),
-    Method("c2v", "c2v", seeded=True, uses_teacher=True, rule="train_student", student=True, command="c2v",
+    Method("c2v", "c2v", seeded=True, uses_teacher=True, rule="train_student", student=True,
+           reads_features=True, command="c2v",
            workflow_keys=STUDENT_KEYS, trainer="staticvec.train.context2vec:C2VParams:ContextToVec",
            summary="Context-to-Vec (Zheng et al. 2022): BERT + Skip-gram with the tied contextualized attention losses"),
     Method("model2vec", "model2vec", seeded=False, uses_teacher=True, rule="train_model2vec", command="model2vec"),
+    # the tokenlearn library: Model2Vec fitted to the teacher's sentence vectors (stored pass) over the corpus
+    Method("tokenlearn", "tokenlearn", seeded=True, uses_teacher=True, rule="train_tokenlearn", reads_features=True,
+           command="tokenlearn"),
     Method("teacher_token", None, seeded=False, uses_teacher=True, rule="teacher_token_embedding"),
     Method("teacher_word", None, seeded=False, uses_teacher=True, rule="teacher_word_embedding"),
     Method("ase", "ase", seeded=False, uses_teacher=True, rule="ase_embedding"),
@@ -72,6 +82,11 @@ def methods_of_rule(rule: str) -> list[str]:
 
 def student_methods() -> list[str]:
     return [m.name for m in REGISTRY.values() if m.student]
+
+
+def feature_reader_methods() -> list[str]:
+    """The methods whose jobs read a teacher pass's stored features (students, Tokenlearn)."""
+    return [m.name for m in REGISTRY.values() if m.reads_features]
 
 
 def student_trainer(command: str):

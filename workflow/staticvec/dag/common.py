@@ -1,5 +1,6 @@
 """What every planning object needs of the corpus and the teachers, written once: the corpus' shard and
-vocabulary files, the shards of a corpus fraction, the vocabulary flags, and a teacher id's model."""
+vocabulary files, the shards of a corpus fraction, the vocabulary, device and online flags, and a teacher
+id's model."""
 
 from __future__ import annotations
 
@@ -32,6 +33,20 @@ def fraction_shard_ids(frac: str, n_shards: int) -> list[str]:
     return [f"{i:05d}" for i in range(k * n_shards // n)]
 
 
+def leading_shards_for_sentences(config: dict, n_shards: int, sentences: int | None) -> int:
+    """How many leading shards of ``n_shards`` surely hold ``sentences`` training sentences: every kept sentence
+    has at most ``corpus.max_sentence_tokens`` tokens, and a shard holds the planned tokens / shards
+    (``corpus.max_tokens``, else ``plan.corpus_tokens``; all shards when neither is set). From the config
+    alone, so that a resumed run plans the same inputs as the first (not from the corpus manifest)."""
+    corpus = config["corpus"]
+    tokens = corpus.get("max_tokens") or config.get("plan", {}).get("corpus_tokens")
+    if not sentences or not tokens:
+        return n_shards
+    per_shard = float(tokens) / int(corpus["shards"])
+    needed = -(-int(sentences) * int(corpus.get("max_sentence_tokens") or 40) // max(1, int(per_shard)))
+    return max(1, min(n_shards, needed))
+
+
 def vocab_args(config: dict) -> list[str]:
     """--min-count / --max-vocab of the corpus vocabulary, for every command that reads it."""
     corpus = config["corpus"]
@@ -39,6 +54,16 @@ def vocab_args(config: dict) -> list[str]:
     if corpus.get("max_vocab"):
         args += ["--max-vocab", str(corpus["max_vocab"])]
     return args
+
+
+def device_flags(config: dict) -> list[str]:
+    """--device of every job that runs torch: the run's ``device`` (auto: CUDA where torch sees one)."""
+    return ["--device", config.get("device", "auto")]
+
+
+def online_flags(config: dict) -> list[str]:
+    """--online for every job that loads a teacher, where ``teacher.offline`` is false (offline by default)."""
+    return [] if config.get("teacher", {}).get("offline", True) else ["--online"]
 
 
 def teacher_model(config: dict, teacher_id: str) -> str:

@@ -1,4 +1,5 @@
-"""Snakemake's dry run read back as the planned jobs (the golden DAG test, the scale projection).
+"""Snakemake's dry run read back as the planned jobs (the golden DAG test, the scale projection, the
+planning command ``staticvec plan costs``).
 
 ``snakemake -n`` prints one block per job::
 
@@ -15,8 +16,14 @@ its block: such a job has only its message.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
+
+from staticvec.errors import StaticvecError
 
 BLOCK = re.compile(r"^(?:local)?rule (\S+):$")
 MESSAGE = re.compile(r"^Job \d+: (.+)$")
@@ -59,3 +66,34 @@ def planned_jobs(dry_run_output: str) -> list[PlannedJob]:
                 fields[key] = int(value) if key == "threads" else value
     close()
     return jobs
+
+
+def dry_run(configfiles, root: str | os.PathLike = ".", extra: tuple[str, ...] = ()) -> str:
+    """The standard output of ``snakemake -n --forceall`` of the workflow in ``root`` with ``configfiles``
+    (every job of the plan, whatever exists already); an error with Snakemake's message if it fails."""
+    root = Path(root).resolve()
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "2", "--directory", str(root),
+           "--snakefile", str(root / "Snakefile"), "--configfile", *map(str, configfiles), *extra]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "workflow"), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env)
+    if done.returncode != 0:
+        raise StaticvecError(f"the dry run failed: {' '.join(cmd)}\n{(done.stdout + done.stderr)[-3000:]}")
+    return done.stdout
+
+
+def job_rule_and_wildcards(job: PlannedJob) -> tuple[str, dict[str, str]] | None:
+    """(rule, wildcards) of a planned job; a teacher pass (printed as its message) is rule
+    teacher_features with its teacher, set and shard; None for another message-only job."""
+    if job.rule is not None:
+        wildcards = {}
+        for item in filter(None, (s.strip() for s in re.split(r",\s(?=[A-Za-z_]\w*=)", job.wildcards or ""))):
+            key, _, value = item.partition("=")
+            wildcards[key] = value
+        return job.rule, wildcards
+    from staticvec.dag.teacher import pass_of_message
+
+    teacher_pass = pass_of_message(job.message or "")
+    if teacher_pass is None:
+        return None
+    teacher, fset, shard = teacher_pass
+    return "teacher_features", {"teacher": teacher, "fset": fset, "shard": shard}

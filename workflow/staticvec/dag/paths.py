@@ -46,6 +46,7 @@ LOG_STEMS = {
     "figure": "figures/{paper}/{figure}",
     "provenance": "report/provenance",
     "run_manifest": "report/manifest",
+    "export": "export/{emb}/seed{seed}",
     "fetch_file": "resources/{rel_path}",
     "fetch_group": "resources/{group}",
 }

@@ -14,7 +14,10 @@ import shlex
 
 from staticvec.dag import arguments
 from staticvec.dag import post as post_targets
+from staticvec.dag.common import device_flags, leading_shards_for_sentences, online_flags
+from staticvec.dag.costs import CostModel
 from staticvec.dag.paths import RulePaths
+from staticvec.errors import StaticvecError
 from staticvec.methods import REGISTRY, trainer_params
 
 
@@ -28,10 +31,39 @@ class RuleFunctions:
         self.tagging = tagging
         self.tag_seeds = tagging.get("seeds") or config.get("seeds", [1])
         self.tag_tasks = tagging.get("tasks", ["chunk", "pos", "ner"])
-        self.tag_threads = tagging.get("threads", 1)
-        self.device = config.get("device", "auto")
+        # the planning model: every rule's threads, memory and runtime, the GPU routing, and how many
+        # shards a SemGloVe builder job takes (so that a GPU allocation carries work)
+        self.costs = CostModel(config, workflow, teacher_plan, semglove_rules, root=workflow.root)
+        fractions = self._semglove_fraction_shards() if self.costs.recompute and self.costs.gpu_run else []
+        semglove_rules.set_part_size(self.costs.semglove_shards_per_job(fractions), fractions)
+
+    def _semglove_fraction_shards(self) -> list[int]:
+        """The shard counts of the corpus fractions whose SemGloVe stores are merged (the whole corpus too);
+        a sweep point whose fraction is not whole shards is left out (it is an error only if targeted)."""
+        counts = {self.TP.n_shards}
+        for emb in self.W.sheet.ids():
+            if self.W.spec(emb).method == "semglove":
+                try:
+                    counts.add(len(self.W.emb_shard_ids(emb)))
+                except StaticvecError:
+                    continue
+        return sorted(counts)
+
+    # ------------------------------------------------------------ the planning model's requests
+    def threads(self, rule: str, **fixed):
+        """A rule's ``threads:`` (staticvec.dag.costs.CostModel)."""
+        return self.costs.threads(rule, **fixed)
+
+    def resources(self, rule: str, **fixed) -> dict:
+        """A rule's ``resources:``: mem_mb, runtime, and a GPU where the model routes the rule to one."""
+        return self.costs.resources(rule, **fixed)
 
     # ------------------------------------------------------------ generic
+    @property
+    def device(self) -> str:
+        """The run's device (GloVe's rule passes it as ``--device {params.device}``)."""
+        return device_flags(self.config)[1]
+
     @staticmethod
     def parent_dir(wildcards, output) -> str:
         """The directory of a rule's first output (commands that write a directory of files)."""
@@ -51,18 +83,8 @@ class RuleFunctions:
     def extract_flags(self, wildcards) -> str:
         return self.W.extract_flags(wildcards.corpus_input)
 
-    @staticmethod
-    def extract_memory_mb(wildcards, threads) -> int:
-        return 1000 + 500 * threads  # wikiextractor: one process per thread
-
-    def extract_runtime(self, wildcards, input) -> int:
-        return self.W.extract_runtime(wildcards.corpus_input, input.size_mb)
-
     def tokenize_source(self, wildcards) -> str:
         return self.W.tokenize_source(wildcards.corpus_input)
-
-    def tokenize_runtime(self, wildcards, input) -> int:
-        return self.W.tokenize_runtime(wildcards.corpus_input, input.size_mb)
 
     @staticmethod
     def corpus_out_dir(wildcards, output) -> str:
@@ -88,7 +110,19 @@ class RuleFunctions:
         return self.TP.computes(wildcards.teacher, wildcards.fset)
 
     def ase_features(self, wildcards) -> list[str]:
-        return self.TP.all_features(wildcards.teacher, self.config["teacher"]["ase"]["feature_set"], int(wildcards.k))
+        """What ASE reads over the first k shards: their stored passes, or (recompute) the corpus shards."""
+        k = int(wildcards.k)
+        if self.TP.recompute:
+            return [self.TP.corpus_shard(s) for s in self.TP.shard_ids[:k]]
+        return self.TP.all_features(wildcards.teacher, self.config["teacher"]["ase"]["feature_set"], k)
+
+    def ase_source(self, wildcards, input, output) -> str:
+        """--features of the stored passes, or --shards for the job to run the teacher on, with its running
+        sums checkpointed beside the output directory (which a rerun clears; the checkpoint survives)."""
+        if self.TP.recompute:
+            checkpoint = os.path.dirname(output[0]) + ".checkpoint.npz"
+            return shlex.join(["--shards", *input.features, "--checkpoint", checkpoint])
+        return shlex.join(["--features", *input.features])
 
     def ase_evaluation_data(self, wildcards) -> list[str]:
         """The evaluation sets, when the ASE job also covers their words (whole corpus, teacher.ase.evaluation_words)."""
@@ -158,12 +192,6 @@ class RuleFunctions:
     def emb_shards(self, wildcards) -> list[str]:
         return [self.W.shard(s) for s in self.W.emb_shard_ids(wildcards.emb)]
 
-    def train_threads(self, wildcards) -> int:
-        """A training job's threads: the entry's `threads`, one where it asks to be `deterministic`
-        (several threads' asynchronous updates make the vectors depend on timing)."""
-        params = self.W.params(wildcards.emb)
-        return 1 if params.get("deterministic") else int(params["threads"])
-
     @staticmethod
     def model_output_flag(wildcards, output) -> str:
         """--model: the trainer also keeps its model (BERT + Skip-gram's projection and context table)."""
@@ -172,8 +200,8 @@ class RuleFunctions:
     def bert_sg_attention_args(self, wildcards) -> str:
         """The teacher (for the sentence's pieces) and the figures sheet's attention sentences."""
         teacher = self.W.teacher_model(self.W.spec(wildcards.emb).teacher)
-        online = [] if self.config["teacher"]["offline"] else ["--online"]
-        return shlex.join(["--teacher", teacher, "--device", self.device, *online]) + " " + self.W.attention_sentence_args()
+        return shlex.join(["--teacher", teacher, *device_flags(self.config), *online_flags(self.config)]) + " " + \
+            self.W.attention_sentence_args()
 
     def glove_store(self, wildcards) -> str:
         """GloVe's window counts of the entry's corpus fraction, or the SemGloVe variant's store."""
@@ -200,28 +228,63 @@ class RuleFunctions:
         return shlex.join(["--params", json.dumps(trainer_params(spec.method, self.W.params(wildcards.emb)),
                                                   sort_keys=True)])
 
-    def model2vec_args(self, wildcards) -> str:
-        """The job's flags of ``staticvec train model2vec``: the entry's teacher, the run's device and offline setting."""
+    def teacher_job_args(self, wildcards) -> str:
+        """The flags of a job that loads the entry's teacher itself (``staticvec train model2vec``, ``tokenlearn``):
+        the teacher, the run's device and offline setting."""
         spec = self.W.spec(wildcards.emb)
         args = ["--teacher", self.W.teacher_model(spec.teacher or self.config["teacher"]["default"]),
-                "--device", self.device]
-        return shlex.join(args + ([] if self.config["teacher"]["offline"] else ["--online"]))
+                *device_flags(self.config)]
+        return shlex.join(args + online_flags(self.config))
+
+    def tokenlearn_inputs(self, wildcards) -> dict:
+        """Tokenlearn's inputs: the corpus shards (the sentences' text) of its fraction, their stored teacher pass
+        (the students' sentence set: the targets) and the vocabulary its vectors are written over. It reads the first
+        ``max_sentences`` sentences, so only the leading shards that surely hold them (at paper scale 8 of 256: the
+        other shards' passes are neither run nor stored; the default's 8 shards all)."""
+        W = self.W
+        spec, params, shards = W.spec(wildcards.emb), W.params(wildcards.emb), W.emb_shard_ids(wildcards.emb)
+        shards = shards[:leading_shards_for_sentences(self.config, len(shards), params.get("max_sentences"))]
+        return {
+            "shards": [W.shard(s) for s in shards],
+            "features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(params), len(shards)),
+            "vocab": W.emb_vocab(wildcards.emb),
+        }
 
     def student_inputs(self, wildcards) -> dict:
+        """A student's teacher features (stored passes, with the vocabulary their ids index) or, with
+        ``teacher.cache: recompute``, its corpus shards (it runs the teacher itself), its vocabulary,
+        and the development set of a curve."""
         W = self.W
         spec, params = W.spec(wildcards.emb), W.params(wildcards.emb)
         k = len(W.emb_shard_ids(wildcards.emb))
+        if self.TP.recompute:
+            source = {"shards": [W.shard(s) for s in W.emb_shard_ids(wildcards.emb)]}
+        else:
+            source = {"features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(params), k),
+                      "feature_vocab": self.TP.vocab()}  # the vocabulary whose ids the features hold
         return {
-            "features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(spec.method, params), k),
+            **source,
             "vocab": W.emb_vocab(wildcards.emb),  # a corpus fraction's own vocabulary (features remapped to it)
-            "feature_vocab": self.TP.vocab(),  # the vocabulary whose ids the features hold
             **W.dev_curve_inputs(wildcards.emb),  # Wang Figure 5: a dev set scored during training
         }
+
+    def student_source(self, wildcards, input) -> str:
+        """Where a student's teacher features come from: ``--features`` (stored, with ``--feature-vocab``), or
+        ``--shards`` and the teacher's settings (recompute: the teacher runs in this job)."""
+        every_sentence = self.W.params(wildcards.emb).get("sentence_length_filter") is False
+        if self.TP.recompute:
+            teacher = self.W.spec(wildcards.emb).teacher or self.config["teacher"]["default"]
+            return shlex.join(["--shards", *input.shards, *self.TP.recompute_args(teacher)] +
+                              (["--all-sentences"] if every_sentence else []))
+        if every_sentence:
+            raise StaticvecError(f"embedding {wildcards.emb!r}: sentence_length_filter false needs teacher.cache: "
+                                 "recompute (stored passes hold the corpus's kept sentences only)")
+        return shlex.join(["--features", *input.features, "--feature-vocab", input.feature_vocab])
 
     def student_args(self, wildcards) -> str:
         """A distillation job's flags: checkpoint interval (seconds), device, development curve."""
         params = self.W.params(wildcards.emb)
-        return shlex.join(["--checkpoint-every", str(params["checkpoint_every"]), "--device", self.device]) + \
+        return shlex.join(["--checkpoint-every", str(params["checkpoint_every"]), *device_flags(self.config)]) + \
             " " + self.W.dev_curve_args(wildcards.emb)
 
     # ------------------------------------------------------------ evaluation
@@ -241,10 +304,6 @@ class RuleFunctions:
 
     def classification_args(self) -> str:
         return arguments.config_arguments(self.config)
-
-    @property
-    def classification_threads(self) -> int:
-        return self.config["classification"].get("threads", 1)
 
     def intrinsic_options(self, protocols, seeds):
         """The params function of the job scoring ``protocols`` of the ``seeds`` of one embedding: every
@@ -310,7 +369,19 @@ class RuleFunctions:
         return self.W.teacher_model(wildcards.teacher)
 
     def tag_online_flag(self) -> str:
-        return "" if self.config.get("teacher", {}).get("offline", True) else "--online"
+        return shlex.join(online_flags(self.config))
+
+    # ------------------------------------------------------------ export
+    def export_inputs(self, wildcards) -> dict:
+        """The vectors of one seed, the run's provenance and that seed's intrinsic results (the card's scores)."""
+        W = self.W
+        scores = W.export_scores(wildcards.emb, wildcards.seed)
+        return {"vectors": W.embedding(wildcards.emb, wildcards.seed), "provenance": W.provenance_file,
+                **{f"scores_{protocol}": path for protocol, path in scores.items()}}
+
+    def export_args(self, wildcards, input) -> str:
+        scores = [f"{key[len('scores_'):]}={path}" for key, path in input.items() if key.startswith("scores_")]
+        return self.W.export_args(wildcards.emb) + " " + shlex.join(["--scores", *scores])
 
     # ------------------------------------------------------------ report
     def config_json(self) -> str:
@@ -330,10 +401,6 @@ class RuleFunctions:
     @staticmethod
     def figure_id(wildcards) -> str:
         return f"{wildcards.paper}_{wildcards.figure}"
-
-    @staticmethod
-    def figure_memory_mb(wildcards, input) -> int:
-        return 2000 + 3 * int(input.size_mb)  # t-SNE figures load whole vector files, one at a time
 
     def figure_inputs(self, wildcards) -> dict:
         return self.W.figure_inputs(self.figure_id(wildcards))

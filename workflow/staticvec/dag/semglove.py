@@ -7,7 +7,9 @@ Files (``{frac}`` is empty for the whole corpus, ``.{k}of{n}`` for its first k o
 Figure 2b's corpus sizes — which needs ``n`` to divide the number of corpus shards)::
 
     {R}/cooc/semglove/{v}/shards/{shard}.cooc   one corpus shard's counts (every builder variant of the
-                                                shard from one job: attention → word store, MLM → piece store)
+                                                shard from one job: attention → word store, MLM → piece store),
+                                                or a run of shards' (``{shard}`` = ``AAAAA-BBBBB``, both
+                                                included) where one job builds several (:attr:`part_size`)
     {R}/cooc/semglove/{v}/pieces{frac}.cooc     MLM variants: merged piece store
     {R}/cooc/semglove/{v}/words{frac}.cooc      attention variants on a fraction: merged, corpus vocabulary ids
     {R}/cooc/semglove/{v}{frac}.cooc            the variant's word store (GloVe's input), over the vocabulary of
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import shlex
 
-from staticvec.dag.common import fraction_shard_ids, vocab_args
+from staticvec.dag.common import device_flags, fraction_shard_ids, online_flags, vocab_args
 from staticvec.dag.workflow import alternatives
 from staticvec.errors import StaticvecError
 
@@ -55,6 +57,9 @@ class SemgloveRules:
         if self.mlm and not fs.get("mlm_topk"):
             raise StaticvecError(f"config teacher.feature_sets.{self.fset} has no mlm_topk: the MLM variants need it")
         self.builders = self.attention + self.mlm
+        # corpus shards per builder job: 1, or where each job runs the teacher on a GPU (recompute mode)
+        # enough shards for a GPU allocation that carries work (staticvec.dag.costs; set by RuleFunctions)
+        self.part_size = 1
 
     # ------------------------------------------------------------ wildcard constraints
     @staticmethod
@@ -87,9 +92,26 @@ class SemgloveRules:
     def shard_store(self, variant: str, shard: str) -> str:
         return f"{self.dir}/{variant}/shards/{shard}.cooc"
 
-    def shard_outputs(self) -> dict[str, str]:
+    @property
+    def keep_shard_stores(self) -> bool:
+        """``cooc.keep_shard_stores``: false marks the per-shard (per-part) stores temporary: deleted once
+        every merge that reads them has run (paper.yaml: they are only the merges' inputs)."""
+        return bool(self.config["cooc"].get("keep_shard_stores", True))
+
+    def _shard_output(self, path: str):
+        if self.keep_shard_stores:
+            return path
+        from snakemake.io import temp
+
+        return temp(path)
+
+    def shard_outputs(self) -> dict:
         """Named outputs of the per-shard job (a ``{shard}`` wildcard left in)."""
-        return {v: self.shard_store(v, "{shard}") for v in self.builders}
+        return {v: self._shard_output(self.shard_store(v, "{shard}")) for v in self.builders}
+
+    def window_shard_output(self):
+        """The output of a window-count shard job (temporary unless cooc.keep_shard_stores)."""
+        return self._shard_output(self.window_shard_store())
 
     def store(self, variant: str, frac: str = "") -> str:
         return f"{self.dir}/{variant}{frac}.cooc"
@@ -123,22 +145,51 @@ class SemgloveRules:
         """The corpus shards of a fraction suffix ('' = all; '.3of8' = the first 3/8 of them)."""
         return fraction_shard_ids(frac, self.tp.n_shards)
 
+    # ------------------------------------------------------------ builder jobs: a shard or a run of shards
+    PART_REGEX = r"\d{5}(-\d{5})?"
+
+    def set_part_size(self, size: int, fraction_shards: list[int]) -> None:
+        """Builder jobs over ``size`` shards each; ``size`` must divide the shard count of every corpus
+        fraction whose stores are merged (``fraction_shards``), so that a fraction is whole parts."""
+        for k in fraction_shards:
+            if k % size:
+                raise StaticvecError(f"{size} shards per SemGloVe builder job do not divide a fraction of {k} shards")
+        self.part_size = int(size)
+
+    def part_ids(self, frac: str = "") -> list[str]:
+        """The builder jobs' ids over a fraction: its shards, or runs of part_size shards (``AAAAA-BBBBB``)."""
+        shards = self.shard_ids(frac)
+        if self.part_size == 1:
+            return shards
+        return [f"{shards[i]}-{shards[i + self.part_size - 1]}" for i in range(0, len(shards), self.part_size)]
+
+    @staticmethod
+    def part_shards(part: str) -> list[str]:
+        """The corpus shards of a builder job's id."""
+        first, _, last = part.partition("-")
+        return [f"{i:05d}" for i in range(int(first), int(last or first) + 1)]
+
+    def part_shard_count(self, part: str) -> int:
+        return len(self.part_shards(part)) if part else self.part_size
+
     def shard_stores(self, variant: str, frac: str = "") -> list[str]:
-        return [self.shard_store(variant, s) for s in self.shard_ids(frac)]
+        return [self.shard_store(variant, p) for p in self.part_ids(frac)]
 
     # ------------------------------------------------------------ inputs and flags of the shard job
     @property
     def recompute(self) -> bool:
-        return self.config["teacher"].get("cache", "store") == "recompute"
+        return self.tp.recompute
 
-    def shard_inputs(self, shard: str) -> dict[str, str]:
+    def shard_inputs(self, part: str) -> dict:
+        """A builder job's inputs: its shards' stored features, or its corpus shards (recompute mode)."""
         inputs = {"vocab": self.vocab()}
+        shards = self.part_shards(part)
         if self.recompute:
-            inputs["shard"] = self.tp.corpus_shard(shard)
+            inputs["shard"] = [self.tp.corpus_shard(s) for s in shards]
             if self.mlm and self.tp.uses_fitted_head(self.teacher, self.fset):
                 inputs["head"] = self.tp.mlm_head(self.teacher)
         else:
-            inputs["features"] = self.tp.features(self.teacher, self.fset, shard)
+            inputs["features"] = [self.tp.features(self.teacher, self.fset, s) for s in shards]
         return inputs
 
     def vocab(self, frac: str = "") -> str:
@@ -154,10 +205,7 @@ class SemgloveRules:
         return " ".join(self.vocab_args())
 
     def teacher_args(self) -> list[str]:
-        args = ["--teacher", self.tp.model(self.teacher)]
-        if not self.config["teacher"]["offline"]:
-            args.append("--online")
-        return args
+        return ["--teacher", self.tp.model(self.teacher), *online_flags(self.config)]
 
     def shard_args(self, outputs: dict[str, str] | None = None) -> str:
         """Flags of ``staticvec cooc semglove`` for one shard (``outputs``: variant → path)."""
@@ -168,7 +216,7 @@ class SemgloveRules:
             args += self.teacher_args()
         if self.recompute:
             tc, fs = self.config["teacher"], self.tp.feature_set(self.fset)
-            args += ["--device", self.config.get("device", "auto"), "--dtype", tc.get("dtype", "auto"),
+            args += [*device_flags(self.config), "--dtype", tc.get("dtype", "auto"),
                      "--batch-tokens", str(tc["batch_tokens"]), "--part-sentences", str(tc["part_sentences"]),
                      "--mlm-topk", str(fs.get("mlm_topk") or 0), "--mlm-mode", tc.get("mlm_mode", "auto"),
                      "--mlm-masking", tc.get("mlm_masking", "whole_word")]
@@ -217,11 +265,6 @@ class SemgloveRules:
 
     def window_count_memory_mb(self) -> int:
         return int(self.config["cooc"]["memory_gb"] * 1024 * 1.25) + 1024
-
-    @property
-    def shard_runtime(self) -> int:
-        """Minutes of a SemGloVe shard job: the teacher runs inside it in recompute mode."""
-        return 720 if self.recompute else 120
 
     def subset_args(self) -> str:
         """Flags of ``staticvec cooc subset`` (a fraction's store on its own vocabulary)."""

@@ -11,9 +11,10 @@ import re
 import shlex
 from pathlib import Path
 
-from staticvec.dag.common import corpus_shard, corpus_vocab, fraction_shard_ids, teacher_model, vocab_args
+from staticvec.dag.common import (corpus_shard, corpus_vocab, device_flags, fraction_shard_ids, online_flags, teacher_model,
+                                  vocab_args)
 from staticvec.errors import StaticvecError
-from staticvec.methods import student_methods
+from staticvec.methods import REGISTRY, feature_reader_methods
 from staticvec.teacher.load import CAUSAL_FAMILIES, FAMILIES, MINILM_ALIASES, SMOLLM2_ALIASES, resolve_teacher
 
 
@@ -82,6 +83,15 @@ def teacher_traits(spec: str) -> dict:
             "n_layers": config.get("num_hidden_layers") or config.get("n_layer")}
 
 
+def _student_feature_sets(method: str) -> list[str]:
+    """The feature sets a student can read, where no sheet says which it does: the values its config
+    schema allows for ``context`` (``sentence`` for a student without that parameter)."""
+    from staticvec.config import config_schema
+
+    block = config_schema()["properties"]["methods"]["properties"].get(REGISTRY[method].config_block, {})
+    return list(block.get("properties", {}).get("context", {}).get("enum", ["sentence"]))
+
+
 class TeacherPlan:
     """Names of the teacher stage's files and the flags of its commands."""
 
@@ -125,6 +135,20 @@ class TeacherPlan:
         return teacher_model(self.config, teacher)
 
     @property
+    def recompute(self) -> bool:
+        """``teacher.cache: recompute``: no stored passes; each reader (students, SemGloVe builders, ASE)
+        runs the teacher over its corpus shards in its own job (features streamed, never on disk)."""
+        return self.tc.get("cache", "store") == "recompute"
+
+    def recompute_args(self, teacher: str) -> list[str]:
+        """A student's flags for running the teacher itself (the pass's model, precision and batches)."""
+        args = ["--teacher", self.model(teacher), "--dtype", self.tc.get("dtype", "auto"),
+                "--batch-tokens", str(self.tc["batch_tokens"]), "--part-sentences", str(self.tc["part_sentences"])]
+        if self.tc.get("max_length"):
+            args += ["--max-length", str(self.tc["max_length"])]
+        return args + ([] if self.tc["offline"] else ["--online"])
+
+    @property
     def feature_threads(self) -> int:
         """Threads of one feature pass (config ``teacher.threads``; 2, as before the key, where it is absent)."""
         return int(self.tc.get("threads", 2))
@@ -164,13 +188,11 @@ class TeacherPlan:
 
     # ------------------------------------------------------------ flags
     def _teacher_args(self, teacher: str) -> list[str]:
-        args = ["--teacher", self.model(teacher), "--device", self.config.get("device", "auto"),
+        args = ["--teacher", self.model(teacher), *device_flags(self.config),
                 "--dtype", self.tc.get("dtype", "auto"), "--batch-tokens", str(self.tc["batch_tokens"])]
         if self.tc.get("max_length"):
             args += ["--max-length", str(self.tc["max_length"])]
-        if not self.tc["offline"]:
-            args.append("--online")
-        return args
+        return args + online_flags(self.config)
 
     def _vocab_args(self) -> list[str]:
         return vocab_args(self.config)
@@ -221,10 +243,21 @@ class TeacherPlan:
 
     def ase_args(self, teacher: str, k: int) -> str:
         """`baseline ase` flags over the first k shards. Only the whole corpus needs the word-alone
-        fallback: a fraction's table is cut to the fraction's own vocabulary (its words are all met)."""
+        fallback: a fraction's table is cut to the fraction's own vocabulary (its words are all met).
+        In recompute mode also the ASE pass's own settings (the job runs it: ``--shards``)."""
         from staticvec.dag.arguments import data_dir_from_config
 
         args = self._teacher_args(teacher) + self._vocab_args()
+        if self.recompute:
+            fs, ase = self.feature_set(self.tc["ase"]["feature_set"]), self.tc.get("ase", {})
+            args += ["--part-sentences", str(self.tc["part_sentences"])]
+            if not fs.get("special_tokens", True):
+                args.append("--no-pass-special-tokens")
+            if ase.get("words", "vocab") != "vocab":
+                raise StaticvecError("teacher.cache: recompute computes ASE over the vocabulary's words "
+                                     "(teacher.ase.words: vocab); a word list needs stored passes")
+            if ase.get("max_words"):
+                args += ["--ase-max-words", str(ase["max_words"])]
         if k == self.n_shards and self.tc.get("ase", {}).get("fallback_word"):
             args.append("--fallback-word")
         if self.ase_uses_evaluation_words(k):
@@ -236,9 +269,11 @@ class TeacherPlan:
 
     # ------------------------------------------------------------ which pass serves which reader
     @staticmethod
-    def student_feature_set(method: str, params: dict) -> str:
-        """The set a distillation student reads (its training rule's inputs and the passes' readers)."""
-        return "paragraph" if method == "x2static" and params.get("context") == "paragraph" else "sentence"
+    def student_feature_set(params: dict) -> str:
+        """The set a distillation student or Tokenlearn reads (its training rule's inputs and the passes' readers): the
+        teacher inputs of its ``context`` parameter (``sentence`` | ``paragraph``), ``sentence`` for a
+        student without one (the trainer's side: ``staticvec.train.student.Student.context_of``)."""
+        return params.get("context", "sentence")
 
     def computes(self, teacher: str, fset: str) -> str:
         """What one pass of ``fset`` computes, in words (from the same flags the rule passes)."""
@@ -284,8 +319,8 @@ class TeacherPlan:
         if sheet is not None:
             for eid in sheet.ids():
                 spec = sheet[eid]
-                if spec.method in student_methods():
-                    add(spec.teacher, self.student_feature_set(spec.method, spec.params), eid)
+                if spec.method in feature_reader_methods():
+                    add(spec.teacher, self.student_feature_set(spec.params), eid)
                 elif spec.method == "semglove" and sc:
                     add(sc.get("teacher"), sc["feature_set"], eid)
                 elif spec.method == "ase" and ase_set:
@@ -293,9 +328,10 @@ class TeacherPlan:
         else:
             if sc:
                 add(sc.get("teacher"), sc["feature_set"], "SemGloVe builders")
-            for method in ("bert_sg", "c2v", "x2static sentence"):
-                add(None, "sentence", method)
-            add(None, "paragraph", "x2static paragraph")
+            for method in feature_reader_methods():
+                sets = _student_feature_sets(method)
+                for fset in sets:
+                    add(None, fset, method if len(sets) == 1 else f"{method} {fset}")
             if ase_set:
                 add(None, ase_set, "ase")
         out = []

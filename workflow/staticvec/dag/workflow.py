@@ -192,29 +192,6 @@ class Workflow:
 
         return f"--index {shlex.quote(self.resource_path(item.index))} --part {item.part} --parts {item.parts}"
 
-    # Throughput of the corpus jobs per process in MB/s of compressed input (the bz2 dump for
-    # extraction, the extracted bz2/xz text for tokenization): about a third of what was measured on
-    # the sample dump (2026-11-24, one process: extraction 1.75, spaCy tokenization 0.37), so that a
-    # slower cluster core still fits the declared SLURM runtime. The rules pass input.size_mb, which
-    # makes Snakemake evaluate the runtime once the input exists.
-    EXTRACT_MB_PER_S = 0.6
-    TOKENIZE_MB_PER_S = 0.12
-
-    def extract_runtime(self, input_id: str, input_mb: float) -> int:
-        """Minutes of an extract job (SLURM runtime): its part of the dump at EXTRACT_MB_PER_S per process."""
-        item = self.corpus_input(input_id)
-        path = Path(item.path)
-        mb = (path.stat().st_size / 2**20 if path.is_file() else input_mb) / (item.parts or 1)
-        processes = int(self.config["corpus"].get("extract_processes", 1))
-        return int(15 + mb / (self.EXTRACT_MB_PER_S * processes) / 60)
-
-    def tokenize_runtime(self, input_id: str, input_mb: float) -> int:
-        """Minutes of a tokenize job (one process) from the compressed size of what it reads."""
-        source = Path(self.tokenize_source(input_id))
-        if source.is_dir():  # an extracted dump (part): its files
-            input_mb = sum(p.stat().st_size for p in source.rglob("*") if p.is_file()) / 2**20
-        return int(15 + input_mb / self.TOKENIZE_MB_PER_S / 60)
-
     def corpus_input(self, input_id: str) -> CorpusInput:
         for item in self.corpus_inputs():
             if item.id == input_id:
@@ -1009,6 +986,41 @@ class Workflow:
 
     def claims_targets(self) -> list[str]:
         return [self.claims_file("md")] if self.selected_claims() else []
+
+    # ------------------------------------------------------------ export (rule export: not built by default)
+    def export_dir(self, emb: str = "{emb}", seed="{seed}") -> str:
+        """Where ``staticvec export`` writes an embedding's vectors for other tools: ``vectors.kv`` (gensim) and
+        ``model2vec/`` (Model2Vec, sentence-transformers), each seed its own."""
+        return f"{self.results_dir}/export/{emb}/seed{seed}"
+
+    def export_keyedvectors(self, emb: str = "{emb}", seed="{seed}") -> str:
+        return f"{self.export_dir(emb, seed)}/vectors.kv"
+
+    def export_model2vec(self, emb: str = "{emb}", seed="{seed}") -> str:
+        return f"{self.export_dir(emb, seed)}/model2vec"
+
+    def export_ids(self) -> str:
+        """Wildcard constraint of the export rule: every embedding of the sheet."""
+        return alternatives(self.sheet.ids())
+
+    def export_scores(self, emb: str, seed) -> dict[str, str]:
+        """The intrinsic results an export's model card quotes: the summary's protocols of that seed."""
+        return {protocol: self.intrinsic_result(emb, seed, protocol) for protocol in self.summary_protocols}
+
+    def export_args(self, emb: str) -> str:
+        """The model card's flags of ``staticvec export``: the entry's id, method, description, teacher and
+        corpus fraction (a post-processed embedding's teacher is its base's)."""
+        import shlex
+
+        spec = self.spec(emb)
+        teacher_spec = spec
+        while teacher_spec.teacher is None and teacher_spec.base:
+            teacher_spec = self.spec(teacher_spec.base)
+        args = ["--embedding", emb, "--method", spec.method, "--description", spec.description,
+                "--fraction", f"{spec.fraction:g}"]
+        if teacher_spec.teacher:
+            args += ["--teacher", f"{teacher_spec.teacher} ({self.teacher_model(teacher_spec.teacher)})"]
+        return shlex.join(args)
 
     # ------------------------------------------------------------ targets
     def final_targets(self) -> list[str]:

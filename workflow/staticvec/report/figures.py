@@ -120,10 +120,12 @@ def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
                 problems.append(f"{where}.metrics: a development curve scores a word-similarity set")
             sweep = check_sweep(where, entry)
             if sweep is not None:
+                from staticvec.methods import student_methods
+
                 methods = {sheet[b].method for b in sweep.bases if b in sheet}
-                if methods - {"x2static", "bert_sg", "c2v"}:
+                if methods - set(student_methods()):
                     problems.append(f"{where}: development curves are recorded by the distillation trainers "
-                                    f"(x2static, bert_sg, c2v), not {sorted(methods)}")
+                                    f"({', '.join(student_methods())}), not {sorted(methods)}")
         elif kind in ("tsne", "tsne3d"):
             for emb in entry["embeddings"]:
                 check_embedding(where + ".embeddings", emb)

@@ -36,7 +36,7 @@ PER_INPUT_RULES = frozenset({"tokenize", "extract_dump"})  # one job per corpus 
 WHOLE_CORPUS_RULES = frozenset({  # jobs reading the whole corpus (or a fraction): longer jobs
     "prepare_corpus", "vocabulary", "cooc_window_merge", "semglove_merge_pieces", "semglove_words",
     "semglove_merge_attention", "semglove_merge_attention_fraction", "semglove_restrict", "train_glove",
-    "train_gensim_baseline", "train_student", "train_bert_sg", "teacher_ase", "same_run"})
+    "train_gensim_baseline", "train_student", "train_bert_sg", "train_tokenlearn", "teacher_ase", "same_run"})
 
 
 def grows_with_corpus(rule: str) -> bool:

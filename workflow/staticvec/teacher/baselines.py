@@ -11,6 +11,9 @@
   words outside the vocabulary, fall back to their word-alone vector when asked (as the released ASE
   code does: it embeds the evaluation words), else they are left out. Memory is bounded: one layer's
   table at a time, the shards' sums memory-mapped, the word-alone fallback computed in parts.
+  With ``teacher.cache: recompute`` (:class:`RecomputedAse`) the sums are computed by this job over
+  the corpus shards instead of read from stored passes: nothing per shard is written, the running sums
+  of every word met are held in memory (vocabulary x layers x width float32) and checkpointed.
 """
 
 from __future__ import annotations
@@ -103,10 +106,88 @@ class WordAlone:
         self.path.unlink(missing_ok=True)
 
 
+class RecomputedAse:
+    """ASE sums computed now: the corpus ``shards`` through the teacher (every layer, the vocabulary's
+    words), added shard by shard into running sums over the whole vocabulary — the stored passes'
+    ``ase()`` state of all the shards at once, for :func:`ase_embeddings`. Resumable: with ``checkpoint``
+    the sums and the next shard are saved every ``checkpoint_every`` seconds (atomically)."""
+
+    def __init__(self, teacher, shards: Sequence, vocab, special_tokens: bool = True, part_sentences: int = 4096,
+                 batch_tokens: int = 8192, max_words: int | None = None, checkpoint=None,
+                 checkpoint_every: float = 1800.0):
+        from pathlib import Path
+
+        self.teacher, self.shards, self.vocab = teacher, [str(s) for s in shards], vocab
+        self.spec = FeatureSpec(context="sentence", special_tokens=special_tokens, layers=(), ase=True)
+        self.part_sentences, self.batch_tokens = int(part_sentences), int(batch_tokens)
+        self.words = None if max_words is None else np.arange(min(int(max_words), len(vocab)))
+        self.checkpoint = Path(checkpoint) if checkpoint else None
+        self.checkpoint_every = float(checkpoint_every)
+        self.dir = Path(self.shards[0]).parent if self.shards else Path(".")
+        self._state = None
+        self.meta = {"teacher": teacher.describe(), "spec": self.spec.to_dict(), "sentences": 0}
+
+    def _fingerprint(self) -> str:
+        import hashlib
+        import json
+
+        key = {"shards": self.shards, "teacher": self.teacher.name, "spec": self.spec.to_dict(),
+               "vocab": len(self.vocab), "words": None if self.words is None else len(self.words)}
+        return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+    def ase(self) -> dict:
+        if self._state is None:
+            self._state = self._compute()
+        return self._state
+
+    def _compute(self) -> dict:
+        import time
+
+        from staticvec.files import atomic_path
+        from staticvec.teacher.features import iter_parts
+
+        n_layers = self.teacher.n_layers + 1
+        counts = np.zeros(len(self.vocab), dtype=np.int64)
+        sums = np.zeros((n_layers, len(self.vocab), self.teacher.hidden_size), dtype=np.float32)
+        start, sentences = 0, 0
+        fingerprint = self._fingerprint()
+        if self.checkpoint is not None and self.checkpoint.exists():
+            with np.load(self.checkpoint, allow_pickle=False) as saved:
+                if str(saved["fingerprint"]) == fingerprint:
+                    start, sentences = int(saved["next_shard"]), int(saved["sentences"])
+                    counts[:], sums[:] = saved["counts"], saved["sums"]
+                    log.info("ASE: resuming at shard %d of %d", start, len(self.shards))
+                else:
+                    log.warning("%s: written for other settings; starting again", self.checkpoint)
+        last = time.time()
+        for index in range(start, len(self.shards)):
+            extractor = FeatureExtractor(self.teacher, self.spec, self.vocab, self.batch_tokens, self.words)
+            for part in iter_parts(self.shards[index], "sentence", self.part_sentences):
+                extractor.extract(part)
+                sentences += len(part.sentences)
+            state = extractor.ase_state()
+            counts[state["word_ids"]] += state["counts"]
+            sums[:, state["word_ids"]] += state["sums"]
+            log.info("ASE: shard %d of %d (%s) added, %d words met so far", index + 1, len(self.shards),
+                     self.shards[index], int((counts > 0).sum()))
+            if self.checkpoint is not None and index + 1 < len(self.shards) and time.time() - last >= self.checkpoint_every:
+                with atomic_path(self.checkpoint) as tmp, open(tmp, "wb") as fh:
+                    np.savez(fh, fingerprint=fingerprint, next_shard=index + 1, sentences=sentences, counts=counts, sums=sums)
+                last = time.time()
+        self.meta["sentences"] = sentences
+        listed = np.arange(len(self.vocab)) if self.words is None else self.words
+        return {"word_ids": np.arange(len(self.vocab)), "counts": counts, "sums": sums,
+                "layers": np.arange(n_layers), "word_list": listed}
+
+    def close(self) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint.unlink(missing_ok=True)
+
+
 def ase_state(stores, n_words: int) -> dict:
-    """Occurrence counts per vocabulary id over several shards' features, the words listed for ASE
-    (every one unless the pass was given a list), the hidden-state layers, and each shard's own state
-    (``shards``: its word ids and memory-mapped sums, which stay on disk)."""
+    """Occurrence counts per vocabulary id over several shards' features (or one :class:`RecomputedAse`),
+    the words listed for ASE (every one unless the pass was given a list), the hidden-state layers, and
+    each source's own state (``shards``: its word ids and memory-mapped sums, which stay on disk)."""
     counts = np.zeros(n_words, dtype=np.int64)
     listed, layers, shards = None, None, []
     for store in stores:

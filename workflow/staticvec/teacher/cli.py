@@ -117,6 +117,16 @@ def register(subparsers) -> None:
     p.add_argument("--batch-tokens", type=int, default=8192, help="padded pieces per batch")
     _add_vocab_args(p)
     p.add_argument("--features", nargs="*", default=[], help="ase: the shards' features (features.json or dirs)")
+    rec = p.add_argument_group("ase computed now (teacher.cache: recompute): no stored passes")
+    rec.add_argument("--shards", nargs="+", default=[], metavar="SHARD",
+                     help="ase: corpus shards run through --teacher now, their sums added in memory")
+    rec.add_argument("--part-sentences", type=int, default=4096, help="ase --shards: sentences per batch of parts")
+    rec.add_argument("--no-pass-special-tokens", dest="pass_special_tokens", action="store_false",
+                     help="ase --shards: the corpus sentences without [CLS]/[SEP] (the released ASE code's input); "
+                          "the word-alone fallback keeps --no-special-tokens")
+    rec.add_argument("--ase-max-words", type=int, default=None, help="ase --shards: only the N most frequent words")
+    rec.add_argument("--checkpoint", default=None, help="ase --shards: running sums saved here (resumable job)")
+    rec.add_argument("--checkpoint-every", type=float, default=1800.0, help="ase --shards: seconds between checkpoints")
     p.add_argument("--layers", type=_layers, default=None, help="word: default last; ase: default all")
     p.add_argument("--no-special-tokens", dest="special_tokens", action="store_false", help="word: no [CLS]/[SEP] around the word")
     p.add_argument("--fallback-word", action="store_true", help="ase: unseen words get their word-alone vector")
@@ -219,7 +229,7 @@ def _baseline(args) -> int:
 
     vocab = load_vocab_of(args)
     out = Path(args.out)
-    if args.kind in ("token", "word") or args.fallback_word:
+    if args.kind in ("token", "word") or args.fallback_word or args.shards:
         if not args.teacher:
             raise StaticvecError(f"baseline {args.kind}: --teacher is required")
         teacher = _load(args)
@@ -240,9 +250,14 @@ def _baseline(args) -> int:
         return 0
     from staticvec.teacher.store import FeatureStore
 
-    if not args.features:
-        raise StaticvecError("baseline ase: give the shards' features with --features")
-    stores = [FeatureStore(f) for f in args.features]
+    if bool(args.features) == bool(args.shards):
+        raise StaticvecError("baseline ase: give the shards' stored features (--features) or the corpus shards to "
+                             "run the teacher on now (--shards)")
+    if args.shards:
+        stores = [baselines.RecomputedAse(teacher, args.shards, vocab, args.pass_special_tokens, args.part_sentences,
+                                          args.batch_tokens, args.ase_max_words, args.checkpoint, args.checkpoint_every)]
+    else:
+        stores = [FeatureStore(f) for f in args.features]
     import tempfile
 
     fallback, extra = None, []
@@ -275,6 +290,9 @@ def _baseline(args) -> int:
         "evaluation_words": len(extra), "evaluation_words_outside_vocabulary": sum(w not in vocab.index for w in extra),
         "teacher": stores[0].meta["teacher"], "special_tokens": stores[0].meta["spec"]["special_tokens"]}
     write_json(out / "ase.json", report)
+    for store in stores:
+        if hasattr(store, "close"):  # a recomputed source's checkpoint, now that the tables are written
+            store.close()
     return 0
 
 

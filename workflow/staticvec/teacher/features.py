@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 CONTEXTS = ("sentence", "paragraph")
 MLM_MODES = ("masked", "unmasked")
 MLM_MASKINGS = ("whole_word", "piece")
+SENTENCE_SELECTIONS = ("kept", "all")
 
 
 @dataclass
@@ -70,6 +71,9 @@ class FeatureSpec:
     mlm_masking: str = "whole_word"  # masked mode: whole_word (all the word's pieces in one copy) | piece
     ase: bool = False  # per-layer sums of the ASE words (all layers)
     vector_dtype: str = "float16"
+    # which sentences are training sentences: "kept", the corpus's (keep = 1: 10-40 tokens, the papers' filter),
+    # or "all", every sentence of the shard's paragraphs (X2Static §4.1 names only the paragraph filter)
+    sentences: str = "kept"
 
     def __post_init__(self):
         self.layers = tuple(int(x) for x in self.layers)
@@ -81,9 +85,14 @@ class FeatureSpec:
             raise StaticvecError(f"MLM masking {self.mlm_masking!r}: expected one of {', '.join(MLM_MASKINGS)}")
         if self.attention_window < 0 or self.mlm_topk < 0:
             raise StaticvecError("attention window and MLM top-k must be >= 0")
+        if self.sentences not in SENTENCE_SELECTIONS:
+            raise StaticvecError(f"training sentences {self.sentences!r}: expected one of {', '.join(SENTENCE_SELECTIONS)}")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if out["sentences"] == "kept":  # the default: stored features written before the field read the same
+            del out["sentences"]
+        return out
 
     def absolute_layers(self, n_layers: int) -> list[int]:
         """Hidden-state indices 0..n_layers (0 = embedding output) of the requested layers."""
@@ -111,8 +120,10 @@ class Part:
     context: list[tuple[list[list[str]], list[int]]] = field(default_factory=list)
 
 
-def iter_parts(shard, context: str = "sentence", part_sentences: int = 4096, start_part: int = 0) -> Iterator[Part]:
-    """Parts of a shard, in order; parts before ``start_part`` are skipped without being built."""
+def iter_parts(shard, context: str = "sentence", part_sentences: int = 4096, start_part: int = 0,
+               sentences: str = "kept") -> Iterator[Part]:
+    """Parts of a shard, in order; parts before ``start_part`` are skipped without being built. Training
+    sentences: the corpus's kept ones (``sentences`` "kept"), or every sentence of the paragraphs ("all")."""
     part = Part(0)
     paragraph_sentences: list[list[str]] = []
     paragraph_out: list[int] = []  # per paragraph sentence: index among the part's sentences, or -1
@@ -136,7 +147,7 @@ def iter_parts(shard, context: str = "sentence", part_sentences: int = 4096, sta
                 if part.index >= start_part:
                     yield part
                 part = Part(part.index + 1)
-        if record.keep and record.tokens:
+        if (record.keep or sentences == "all") and record.tokens:
             paragraph_out.append(len(part.sentences))
             part.sentences.append(record.tokens)
             part.records.append(lineno)
@@ -558,5 +569,5 @@ def iter_features(teacher, shard, spec: FeatureSpec, vocab=None, part_sentences:
                   ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
     """``(part index, arrays)`` of a shard, computed now: the on-the-fly path methods can call."""
     extractor = extractor or FeatureExtractor(teacher, spec, vocab, batch_tokens)
-    for part in iter_parts(shard, spec.context, part_sentences, start_part):
+    for part in iter_parts(shard, spec.context, part_sentences, start_part, spec.sentences):
         yield part.index, extractor.extract(part)

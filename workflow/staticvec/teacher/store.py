@@ -117,7 +117,7 @@ def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None,
     bar = tqdm(desc=f"teacher {Path(shard).name}", unit="sent", mininterval=30, total=total, initial=initial)
     started, n_new, pieces = time.time(), 0, 0
     truncated = 0
-    for part in iter_parts(shard, spec.context, part_sentences, start_part=start):
+    for part in iter_parts(shard, spec.context, part_sentences, start_part=start, sentences=spec.sentences):
         if max_parts is not None and n_new >= max_parts:
             break
         arrays = extractor.extract(part)
@@ -298,7 +298,7 @@ def iter_word_vectors(source, layer: int | None = None, teacher=None, spec: Feat
         spec = spec or FeatureSpec(layers=(-1 if layer is None else layer,))
         extractor = FeatureExtractor(teacher, spec, vocab, batch_tokens)
         key = f"word_vectors.{extractor.layers[0]}"
-        parts = (extractor.extract(p) for p in iter_parts(source, spec.context, part_sentences))
+        parts = (extractor.extract(p) for p in iter_parts(source, spec.context, part_sentences, sentences=spec.sentences))
     for arrays in parts:
         offsets, ids, vecs = arrays["sentence_offsets"], arrays["word_ids"], arrays[key]
         for i in range(len(offsets) - 1):

@@ -48,23 +48,28 @@ saved model (Figure 7: "football is the most popular sport in brazil").
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import numpy as np
+from numba import njit, prange
 
 from staticvec.errors import StaticvecError
 from staticvec.files import atomic_path
-from staticvec.train.negative_sampling import (
-    Batch, LoopSettings, Model, UnigramSampler, as_numpy, centre_window_batches, context_windows, fast_update,
-    keep_probabilities, learning_rate, log_sigmoid, matmul_nt, matmul_tn, njit, prange, prepare_centre_windows,
-    gather_rows, lr_at, row_gradients, sigmoid, softplus, value,
+from staticvec.train.kernels import (
+    as_numpy, gather_rows, lr_at, matmul_nt, matmul_tn, row_gradients, sigmoid, softplus, value,
 )
+from staticvec.train.loop import LoopSettings
+from staticvec.train.negative_sampling import (
+    UnigramSampler, centre_window_batches, context_windows, keep_probabilities, log_sigmoid, prepare_centre_windows,
+)
+from staticvec.train.optimizer import fast_update, learning_rate
+from staticvec.train.student import Batch, Student, StudentParams
 
 AGGREGATIONS = ("attention", "mean", "pairs")
 
 
 @dataclass
-class SkipGramParams:
+class SkipGramParams(StudentParams):
     """Hyper-parameters shared by BERT + Skip-gram and Context-to-Vec (paper values as defaults)."""
 
     dim: int = 300
@@ -107,15 +112,6 @@ class SkipGramParams:
     def method_name(cls) -> str:
         return "bert_sg"
 
-    @classmethod
-    def from_dict(cls, d: dict):
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise StaticvecError(f"{cls.method_name()}: unknown hyper-parameter(s) {', '.join(unknown)} "
-                                 f"(known: {', '.join(sorted(known))})")
-        return cls(**d)
-
     def loop_settings(self) -> LoopSettings:
         return LoopSettings(epochs=self.epochs, lr=self.lr, lr_decay=self.lr_decay, min_lr_fraction=self.min_lr_fraction,
                             optimizer=self.optimizer, clip_norm=self.clip_norm, clip_scope=self.clip_scope,
@@ -138,8 +134,11 @@ class BertSGParams(SkipGramParams):
             raise StaticvecError(f"bert_sg aggregation {self.aggregation!r}: expected one of {', '.join(AGGREGATIONS)}")
 
 
-class ContextualSkipGram(Model):
+class ContextualSkipGram(Student):
     """The static context table V' and the projection U of a contextual centre (shared by C2V)."""
+
+    output_table = "ctx"
+    output_description = "V' / u' (static context table)"
 
     def __init__(self, counts, teacher_dim: int, params: SkipGramParams, device: str = "cpu", seed: int = 0):
         import torch
@@ -158,10 +157,6 @@ class ContextualSkipGram(Model):
         self.sampler = UnigramSampler(counts, params.negative_power)
         self.keep = keep_probabilities(counts, params.subsample_t, params.subsample_formula) if params.subsample_t > 0 else None
         self.feature_keys = self.feature_keys_for(params)
-
-    @staticmethod
-    def feature_keys_for(params: SkipGramParams) -> list[str]:
-        return ["sentence_offsets", "word_ids", "word_pieces", "word_vectors"]
 
     def _xavier(self, rows: int, cols: int, g):
         import torch
@@ -254,7 +249,7 @@ class ContextualSkipGram(Model):
 # (a centre per thread: the result does not depend on the thread count). Every table row's
 # gradient is a scalar times one vector (u_i, or V_context for Context-to-Vec's static target), so
 # a step's sparse gradient is a list of slots (row, coefficient, vector index), summed per unique
-# row by negative_sampling.row_gradients; the projection's gradient is one matrix product.
+# row by kernels.row_gradients; the projection's gradient is one matrix product.
 
 @njit(cache=True, fastmath=True)
 def _sg_centre(i, u, V, ctx, neg, mode, scale, red, loss, du, slot_row, slot_coef, slot_vec):
@@ -497,6 +492,8 @@ def skipgram_scores(u, rows, mask, window: int, negatives: int, aggregation: str
 
 
 class BertSkipGram(ContextualSkipGram):
+    params_class = BertSGParams
+
     def __init__(self, counts, teacher_dim: int, params: BertSGParams, device: str = "cpu", seed: int = 0):
         super().__init__(counts, teacher_dim, params, device, seed)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
-import os
 import time
 import typing
 from pathlib import Path
@@ -27,20 +26,13 @@ import numpy as np
 
 from staticvec.cli_args import (add_group, add_out_arg, add_record_arg, add_seed_arg, add_vocab_args, json_or_file,
                                 load_vocab_of)
+from staticvec.device import default_threads
 from staticvec.errors import StaticvecError
 
 log = logging.getLogger(__name__)
 
 SEED_HELP = "random seed (initialisation, sampling, shuffling; default 1)"
 
-
-
-def default_threads() -> int:
-    """The cores this process may use (Snakemake/SLURM restrict the affinity mask)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 # ---------------------------------------------------------------- parsers
@@ -51,6 +43,7 @@ def register(subparsers) -> None:
     _register_glove(sub)
     _register_gensim(sub)
     _register_model2vec(sub)
+    _register_tokenlearn(sub)
     _register_students(sub)
     _register_same_run(sub)
 
@@ -108,15 +101,40 @@ def _register_model2vec(sub) -> None:
     p = sub.add_parser("model2vec", help="Model2Vec (model2vec library) from a teacher, over the run's vocabulary",
                        description="Model2Vec (the model2vec library) distilled from a teacher; each vocabulary word "
                                    "encoded by the model.")
+    _model2vec_job_args(p)
+    add_params_args(p, Model2VecParams)
+    p.set_defaults(handler=_model2vec)
+
+
+def _model2vec_job_args(p) -> None:
+    """The flags of a job writing a Model2Vec model of a teacher (model2vec, tokenlearn): the teacher, the
+    vocabulary the vectors are written over, the outputs, the library's model directory, device, threads."""
     p.add_argument("--teacher", required=True, help="teacher spec: minilm, a model directory, a Hugging Face name")
     p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
-    add_vocab_args(p)
+    add_vocab_args(p, help="the words written (word TAB count, by decreasing count): each one encoded by the model")
     _output_args(p)
     p.add_argument("--model-dir", required=True, help="where the library's own model goes (save_pretrained)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
     p.add_argument("--threads", type=int, default=default_threads(), help="torch CPU threads (default: all allotted cores)")
-    add_params_args(p, Model2VecParams)
-    p.set_defaults(handler=_model2vec)
+
+
+def _register_tokenlearn(sub) -> None:
+    from staticvec.train.tokenlearn import TokenlearnParams
+
+    p = sub.add_parser("tokenlearn", help="Tokenlearn (tokenlearn library): a Model2Vec model of a teacher fitted to "
+                                          "its sentence embeddings over the corpus",
+                       description="Tokenlearn (the tokenlearn library, how the POTION models are trained): a Model2Vec "
+                                   "model of the teacher fitted to the teacher's sentence embeddings of the corpus's "
+                                   "training sentences, read from the stored teacher pass; each vocabulary word "
+                                   "encoded by the model.")
+    data = p.add_argument_group("the corpus and its stored teacher pass")
+    data.add_argument("--shards", nargs="+", required=True, metavar="SHARD", help="corpus shards (the sentences' text)")
+    data.add_argument("--features", nargs="+", required=True, metavar="DIR",
+                      help="each shard's stored sentence-context features (directories or features.json), same order")
+    _model2vec_job_args(p)
+    add_seed_arg(p, default=1, help=SEED_HELP)
+    add_params_args(p, TokenlearnParams)
+    p.set_defaults(handler=_tokenlearn)
 
 
 def _register_students(sub) -> None:
@@ -134,6 +152,12 @@ def _register_students(sub) -> None:
         data.add_argument("--online", action="store_true", help="recompute: allow downloading the teacher")
         data.add_argument("--batch-tokens", type=int, default=8192, help="recompute: padded pieces per teacher batch")
         data.add_argument("--part-sentences", type=int, default=4096, help="recompute: sentences per block")
+        data.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                          help="recompute: the teacher's compute precision (auto: the teacher stage's policy)")
+        data.add_argument("--max-length", type=int, default=None, help="recompute: longest teacher input in pieces")
+        data.add_argument("--all-sentences", action="store_true",
+                          help="recompute: every sentence of the shards' paragraphs is a training sentence, not only the "
+                               "corpus's kept ones (10-40 tokens): X2Static §4.1 names only the paragraph filter")
         p.add_argument("--vocab", required=True, help="the method's vocabulary (word TAB count, by frequency)")
         p.add_argument("--feature-vocab", default=None,
                        help="the vocabulary the stored features' word ids come from (default: --vocab)")
@@ -373,49 +397,21 @@ def _gensim(args) -> int:
 
 
 def _model2vec(args) -> int:
-    import torch
+    from staticvec.train.model2vec import Model2VecParams, distill_teacher, versions
 
-    from staticvec.files import write_json
-    from staticvec.teacher.load import load_teacher, resolve_teacher
-    from staticvec.train.model2vec import Model2VecParams, distill_teacher, encode_words, save_model_dir, versions
-
-    try:
-        import model2vec  # noqa: F401
-        import skeletoken  # noqa: F401
-    except ImportError as exc:
-        raise StaticvecError(f"model2vec needs the packages model2vec and skeletoken ({exc}); "
-                             "pip install 'model2vec>=0.10,<0.11' 'skeletoken>=0.6,<0.7'") from None
-    params = build_params(args, Model2VecParams)
-    torch.set_num_threads(max(1, args.threads))
-    vocab = load_vocab_of(args)
-    offline = not args.online
+    params, vocab, offline = _library_job_start(args, "model2vec", Model2VecParams)
     started = time.time()
-    teacher = load_teacher(args.teacher, device=args.device, offline=offline, dtype="float32")
+    teacher = _library_teacher(args, offline)
     loaded = time.time()
     model = distill_teacher(teacher, params, vocab.words, offline=offline)
     distilled = time.time()
-    emb, dropped = encode_words(model, vocab.words, vocab.counts)
-    encoded = time.time()
-    if len(emb) == 0:
-        raise StaticvecError(f"model2vec: no word of {args.vocab} could be encoded by the model of {args.teacher!r}")
-    emb.save(args.out)
-    save_model_dir(model, args.model_dir)
-    source = resolve_teacher(args.teacher)
-    write_json(_record_path(args), {
-        "method": "model2vec",
-        "versions": versions(),
-        "teacher": {"spec": args.teacher, "path": source.path if source.local else None, **teacher.describe()},
-        "hyperparameters": dataclasses.asdict(params),
+    emb = _write_library_model(args, model, vocab, teacher, versions(), params, lambda outputs: {
+        **outputs["head"],
         "seeded": False,  # PCA by eigendecomposition, no sampling: the same inputs give the same vectors
-        "device": str(teacher.device),
-        "threads": torch.get_num_threads(),
-        "model": {"dir": str(args.model_dir), "tokens": len(model.tokens), "dim": int(model.dim),
-                  "dtype": model.embedding_dtype, "normalize": bool(model.normalize)},
-        "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count,
-                  "written": len(emb), "not_encoded": len(dropped), "not_encoded_examples": dropped[:20]},
+        **outputs["job"], **outputs["written"],
         "seconds_load": round(loaded - started, 2),
         "seconds_distill": round(distilled - loaded, 2),
-        "seconds_encode": round(encoded - distilled, 2),
+        "seconds_encode": round(outputs["seconds_encode"], 2),
         "seconds": round(time.time() - started, 2),
     })
     log.info("wrote %s (%d of %d words × %d; %d tokens in %s) in %.1f s", args.out, len(emb), len(vocab), emb.dim,
@@ -423,107 +419,121 @@ def _model2vec(args) -> int:
     return 0
 
 
-def _student(args) -> int:
+# the packages a library-backed method imports, and how to install them (pyproject.toml: installed without
+# the libraries' own pins, which would downgrade transformers)
+_LIBRARY_PACKAGES = {
+    "model2vec": (("model2vec", "skeletoken"), "'model2vec>=0.10,<0.11' 'skeletoken>=0.6,<0.7'"),
+    "tokenlearn": (("tokenlearn", "model2vec", "skeletoken", "regex"),
+                   "--no-deps 'tokenlearn>=0.2.1,<0.3' and 'model2vec>=0.10,<0.11' 'skeletoken>=0.6,<0.7' regex"),
+}
 
-    import numpy as np
+
+def _library_job_start(args, method: str, params_cls):
+    """The start of a job writing a Model2Vec model of a teacher (model2vec, tokenlearn): its packages checked,
+    its parameters, torch's threads, the vocabulary written over; (params, vocabulary, offline)."""
+    import importlib
+
     import torch
 
-    from staticvec.corpus.vocab import Vocabulary
-    from staticvec.embeddings import Embeddings
-    from staticvec.files import sha256_of, write_json
-    from staticvec.device import resolve_device
-    from staticvec.train.negative_sampling import train
-    from staticvec.methods import student_trainer
-    from staticvec.train.teacher_blocks import RecomputedFeatures, StoredFeatures, vocabulary_remap
-
-    module, params_cls, model_cls = student_trainer(args.method)
+    modules, install = _LIBRARY_PACKAGES[method]
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except ImportError as exc:
+        raise StaticvecError(f"{method} needs the packages {', '.join(modules)} ({exc}); pip install {install}") from None
     params = build_params(args, params_cls)
-    threads = args.threads or (default_threads() if args.shards else 1)
-    torch.set_num_threads(threads)
-    from staticvec.train.negative_sampling import fast_engine_threads
+    torch.set_num_threads(max(1, args.threads))
+    return params, load_vocab_of(args), not args.online
 
-    fast_engine_threads(threads)  # the fast engine's kernels (numba) run on as many threads
-    device = resolve_device(args.device)
-    vocab = Vocabulary.load(args.vocab, params.min_count, params.max_vocab)
-    if not len(vocab):
-        raise StaticvecError(f"{args.vocab}: no word with count >= {params.min_count}")
-    keys = model_cls.feature_keys_for(params)
 
-    if bool(args.features) == bool(args.shards):
-        raise StaticvecError("give either --features (stored teacher features) or --shards with --teacher (recompute)")
-    if args.features:
-        source = StoredFeatures(args.features, keys)
-        feature_vocab_path = args.feature_vocab or args.vocab
-        feature_vocab = Vocabulary.load(feature_vocab_path, max_size=source.meta.get("vocab_size"))
-        source.check_vocabulary(feature_vocab_path, feature_vocab)
-        wanted = getattr(params, "context", "sentence")
-        if source.context != wanted:
-            raise StaticvecError(f"{args.features[0]}: features computed with {source.context} inputs, but the "
-                                 f"{args.method} run asks for context {wanted!r}")
-        if feature_vocab.words[: len(vocab)] != vocab.words or len(feature_vocab) != len(vocab):
-            source.remap = vocabulary_remap(feature_vocab.words, vocab.index)
-            log.info("feature word ids remapped: %d feature words -> %d method words", len(feature_vocab), len(vocab))
-    else:
-        if not args.teacher:
-            raise StaticvecError("--shards needs --teacher (the recompute path runs the teacher now)")
-        from staticvec.teacher.load import load_teacher
+def _library_teacher(args, offline: bool):
+    from staticvec.teacher.load import load_teacher
 
-        teacher = load_teacher(args.teacher, device=args.device, offline=not args.online)
-        context = getattr(params, "context", "sentence")  # x2static's sentence/paragraph inputs
-        source = RecomputedFeatures(args.shards, teacher, vocab, keys, context=context,
-                                    part_sentences=args.part_sentences, batch_tokens=args.batch_tokens)
+    return load_teacher(args.teacher, device=args.device, offline=offline, dtype="float32")
 
-    model = model_cls(np.asarray(vocab.counts), source.hidden_size, params, device, args.seed)
-    settings = params.loop_settings()
-    settings.checkpoint_every = args.checkpoint_every
-    run = {"method": args.method, "params": dataclasses.asdict(params), "vocab_sha256": sha256_of(args.vocab),
-           "vocab_size": len(vocab), "source": source.describe()}
-    table_name = "U" if args.method == "x2static" else "ctx"
-    dev = None
-    if args.dev_set and args.dev_points > 0:
-        from staticvec.train.dev_curve import DevCurve
 
-        dev = source = DevCurve(source, model, table_name, vocab.words, args.dev_set, args.dev_points, args.dev_oov,
-                                settings.epochs)
+def _write_library_model(args, model, vocab, teacher, versions: dict, params, record):
+    """Each vocabulary word encoded by the library's ``model`` (words it cannot encode left out), written with
+    the model's directory and the training record ``record(outputs)``: ``outputs`` holds the record's shared
+    parts (head: method, versions, teacher, hyperparameters; job: device, threads; written: model, vocab) and
+    the encoding's seconds. Returns the vectors."""
+    import torch
+
+    from staticvec.files import write_json
+    from staticvec.teacher.load import resolve_teacher
+    from staticvec.train.model2vec import encode_words, save_model_dir
+
     started = time.time()
-    record = train(model, source, settings, seed=args.seed, checkpoint=args.checkpoint, fingerprint=run,
-                   name=args.method, progress=args.progress)
-    table = model.tables[table_name].detach().cpu().numpy()
-    Embeddings(vocab.words, table.astype(np.float32), vocab.counts).save(args.out)
-    if args.model and hasattr(model, "save_model"):
-        model.save_model(args.model, vocab.words, source.describe().get("teacher"))
-    out = {
-        **run,
-        "output": {"embeddings": str(args.out), "table": "U (target table)" if args.method == "x2static" else
-                   "V' / u' (static context table)", "words": len(vocab), "dim": int(table.shape[1]),
-                   "model": args.model},
-        "options": _options(params, module.RELEASED_CODE),
+    emb, dropped = encode_words(model, vocab.words, vocab.counts)
+    if len(emb) == 0:
+        raise StaticvecError(f"{args.train_command}: no word of {args.vocab} could be encoded by the model of "
+                             f"{args.teacher!r}")
+    seconds_encode = time.time() - started
+    emb.save(args.out)
+    save_model_dir(model, args.model_dir)
+    source = resolve_teacher(args.teacher)
+    write_json(_record_path(args), record({
+        "head": {"method": args.train_command, "versions": versions,
+                 "teacher": {"spec": args.teacher, "path": source.path if source.local else None, **teacher.describe()},
+                 "hyperparameters": dataclasses.asdict(params)},
+        "job": {"device": str(teacher.device), "threads": torch.get_num_threads()},
+        "written": {
+            "model": {"dir": str(args.model_dir), "tokens": len(model.tokens), "dim": int(model.dim),
+                      "dtype": model.embedding_dtype, "normalize": bool(model.normalize)},
+            "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count,
+                      "written": len(emb), "not_encoded": len(dropped), "not_encoded_examples": dropped[:20]}},
+        "seconds_encode": seconds_encode,
+    }))
+    return emb
+
+
+def _tokenlearn(args) -> int:
+    from staticvec.train.tokenlearn import TokenlearnParams, library_training_settings, read_targets, train, versions
+
+    params, vocab, offline = _library_job_start(args, "tokenlearn", TokenlearnParams)
+    started = time.time()
+    texts, targets, read = read_targets(args.shards, args.features, params.targets, params.max_sentences)
+    log.info("%d sentences with their %s targets (%d × %d) from %d shard(s)", len(texts), params.targets,
+             *targets.shape, len(args.shards))
+    teacher = _library_teacher(args, offline)
+    if teacher.hidden_size != targets.shape[1]:
+        raise StaticvecError(f"tokenlearn: the features are {targets.shape[1]}-d but teacher {args.teacher!r} is "
+                             f"{teacher.hidden_size}-d (features of another teacher)")
+    loaded = time.time()
+    model, trained = train(teacher, texts, targets, params, args.seed, str(teacher.device), offline=offline)
+    fitted = time.time()
+    emb = _write_library_model(args, model, vocab, teacher, versions(), params, lambda outputs: {
+        **outputs["head"],
+        "library_training": library_training_settings(),
         "seed": args.seed,
-        "device": device,
-        "threads": torch.get_num_threads(),
-        "fast_engine_threads": fast_engine_threads(),
-        "torch": torch.__version__,
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "seconds": round(time.time() - started, 3),
-        "train": record,
-    }
-    if dev is not None:
-        out["dev_curve"] = dev.finish()
-    write_json(args.record or f"{args.out}.json", out)
-    if args.checkpoint and Path(args.checkpoint).exists():
-        Path(args.checkpoint).unlink()  # the run is complete: its outputs replace the checkpoint
-    log.info("%s: %d words × %d written to %s (%.1f s; static update %.0f%% of the time)", args.method, len(vocab),
-             table.shape[1], args.out, out["seconds"], 100 * (record["timing"]["static_update_share"] or 0))
+        **outputs["job"],
+        "data": read,
+        "training": trained,
+        **outputs["written"],
+        "seconds_read": round(loaded - started, 2),
+        "seconds_fit": round(fitted - loaded, 2),
+        "seconds": round(time.time() - started, 2),
+    })
+    log.info("wrote %s (%d of %d words × %d; %d tokens in %s; %d epochs) in %.1f s", args.out, len(emb), len(vocab),
+             emb.dim, len(model.tokens), args.model_dir, trained["epochs"], time.time() - started)
     return 0
 
 
-def _options(params, released_code: dict) -> dict:
-    """For each option where the released code differs: the value used, the paper default, the released one."""
-    defaults = type(params)()
-    return {key: {"used": getattr(params, key), "paper": getattr(defaults, key), "released_code": released,
-                  "follows": "paper" if getattr(params, key) == getattr(defaults, key) else
-                  ("released code" if getattr(params, key) == released else "neither")}
-            for key, released in released_code.items()}
+def _student(args) -> int:
+    """``staticvec train <student>``: :func:`staticvec.train.api.train_student` behind its flags."""
+    from staticvec.train.api import student_class, train_student
+
+    _, _, model_cls = student_class(args.method)
+    run = train_student(args.method, vocab=args.vocab, features=args.features, params=build_params(args, model_cls.params_class),
+                        seed=args.seed, feature_vocab=args.feature_vocab, shards=args.shards, teacher=args.teacher,
+                        online=args.online, batch_tokens=args.batch_tokens, part_sentences=args.part_sentences,
+                        dtype=args.dtype, max_length=args.max_length, all_sentences=args.all_sentences,
+                        device=args.device, threads=args.threads, checkpoint=args.checkpoint,
+                        checkpoint_every=args.checkpoint_every, dev_set=args.dev_set, dev_points=args.dev_points,
+                        dev_oov=args.dev_oov, progress=args.progress)
+    run.save(args.out, args.record, args.model)
+    log.info("%s: written to %s", args.method, args.out)
+    return 0
 
 
 def _attention(args) -> int:

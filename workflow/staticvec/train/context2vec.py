@@ -49,13 +49,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit, prange
 
 from staticvec.errors import StaticvecError
 from staticvec.train.bert_skipgram import ContextualSkipGram, SkipGramParams, context_means, skipgram_scores
-from staticvec.train.negative_sampling import (
-    Batch, centre_window_batches, gather_rows, log_sigmoid, lr_at, matmul_nt, matmul_tn, njit, prange, row_gradients,
-    sigmoid, softplus, value,
+from staticvec.train.kernels import (
+    as_numpy, gather_rows, lr_at, matmul_nt, matmul_tn, row_gradients, sigmoid, softplus, value,
 )
+from staticvec.train.negative_sampling import centre_window_batches, log_sigmoid
+from staticvec.train.student import Batch
 
 
 # The released code's values of the options where it differs from the paper (recorded beside each run).
@@ -331,6 +333,8 @@ def c2v_block_sgd(vec, xpos, cpos, ctx, neg, cid, bounds, words, U, V, W2, W1, b
 
 
 class ContextToVec(ContextualSkipGram):
+    params_class = C2VParams
+
     def __init__(self, counts, teacher_dim: int, params: C2VParams, device: str = "cpu", seed: int = 0):
         import torch
 
@@ -358,8 +362,6 @@ class ContextToVec(ContextualSkipGram):
                 and (not settings.clip_norm or settings.clip_scope == "dense"))
 
     def _run_fused(self, prep, settings, words_done, total, U, V, bias, threads):
-        from staticvec.train.negative_sampling import as_numpy
-
         p = self.params
         bounds = prep["bounds"]
         losses = np.empty(len(bounds) - 1)
@@ -374,8 +376,6 @@ class ContextToVec(ContextualSkipGram):
         return losses.tolist()
 
     def _fast_step(self, prep, lo, hi, U, V, bias, red, threads):
-        from staticvec.train.negative_sampling import as_numpy
-
         p = self.params
         o = np.empty((hi - lo, U.shape[1]), np.float32)
         gather_rows(prep["vec"], prep["xpos"][lo:hi], o)

@@ -36,9 +36,6 @@ import contextlib
 import dataclasses
 import logging
 import os
-import shutil
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
@@ -160,24 +157,17 @@ def encode_words(model, words, counts=None, batch_size: int = 4096):
 
 def save_model_dir(model, target: str | os.PathLike) -> None:
     """``model.save_pretrained`` into a temporary directory beside ``target``, then renamed onto it."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
+    from staticvec.files import atomic_directory
+
+    with atomic_directory(target) as tmp:
         model.save_pretrained(tmp)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
-def versions() -> dict:
+def versions(packages=("model2vec", "skeletoken", "transformers", "tokenizers", "torch")) -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}
-    for package in ("model2vec", "skeletoken", "transformers", "tokenizers", "torch"):
+    for package in packages:
         try:
             out[package] = version(package)
         except PackageNotFoundError:

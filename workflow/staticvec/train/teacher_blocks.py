@@ -132,7 +132,8 @@ class RecomputedFeatures:
     """Blocks computed now: each corpus shard's parts run through ``teacher`` (the recompute switch)."""
 
     def __init__(self, shards: Sequence, teacher, vocab, keys: Sequence[str], context: str = "sentence",
-                 special_tokens: bool = True, part_sentences: int = 4096, batch_tokens: int = 8192):
+                 special_tokens: bool = True, part_sentences: int = 4096, batch_tokens: int = 8192,
+                 sentences: str = "kept"):
         from staticvec.teacher.features import FeatureExtractor, FeatureSpec
 
         if not shards:
@@ -141,7 +142,7 @@ class RecomputedFeatures:
         self.teacher = teacher
         self.vocab = vocab
         self.spec = FeatureSpec(context=context, special_tokens=special_tokens, layers=(-1,),
-                                sentence_vectors="sentence_vectors" in keys, vector_dtype="float32")
+                                sentence_vectors="sentence_vectors" in keys, vector_dtype="float32", sentences=sentences)
         self.extractor = FeatureExtractor(teacher, self.spec, vocab, batch_tokens)
         self.vector_key = f"word_vectors.{self.extractor.layers[0]}"
         self.keys = [k for k in keys if k != "word_vectors"] + [self.vector_key]

@@ -51,15 +51,17 @@ are shuffled within each block of ~4k sentences (the released code shuffles buff
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
+from numba import njit, prange
 
 from staticvec.errors import StaticvecError
-from staticvec.train.negative_sampling import (
-    Batch, LoopSettings, Model, UnigramSampler, as_numpy, fast_update, feature_view, keep_probabilities,
-    logistic_loss, njit, prange, row_gradients, sigmoid, softplus, value,
-)
+from staticvec.train.kernels import as_numpy, feature_view, row_gradients, sigmoid, softplus, value
+from staticvec.train.loop import LoopSettings
+from staticvec.train.negative_sampling import UnigramSampler, keep_probabilities, logistic_loss
+from staticvec.train.optimizer import fast_update
+from staticvec.train.student import Batch, Student, StudentParams
 
 CONTEXT_MEANS = ("exclude_target", "all_words", "all_pieces")
 
@@ -69,7 +71,7 @@ RELEASED_CODE = {"context_mean": "all_pieces", "negative_power": 0.5, "score_cla
 
 
 @dataclass
-class X2StaticParams:
+class X2StaticParams(StudentParams):
     """Hyper-parameters; defaults are the paper's (Table 1), released-code behaviours are options."""
 
     context: str = "sentence"  # sentence (X2Static_sent) | paragraph (X2Static_para): the features' teacher inputs
@@ -101,12 +103,8 @@ class X2StaticParams:
             raise StaticvecError("x2static: negatives >= 0, batch_sentences >= 1 and epochs >= 1 are required")
 
     @classmethod
-    def from_dict(cls, d: dict) -> "X2StaticParams":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise StaticvecError(f"x2static: unknown hyper-parameter(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-        return cls(**d)
+    def method_name(cls) -> str:
+        return "x2static"
 
     def loop_settings(self) -> LoopSettings:
         return LoopSettings(epochs=self.epochs, lr=self.lr, lr_decay="none", optimizer=self.optimizer,
@@ -206,8 +204,12 @@ def x2static_grads(U, vec, sums, counts, targets, sent, has, rows, mode, clamp, 
         loss[i] = li
 
 
-class X2Static(Model):
+class X2Static(Student):
     """The static table U and the batching of a block into steps of ``batch_sentences`` sentences."""
+
+    params_class = X2StaticParams
+    output_table = "U"
+    output_description = "U (target table)"
 
     def __init__(self, counts, dim: int, params: X2StaticParams, device: str = "cpu", seed: int = 0):
         import torch

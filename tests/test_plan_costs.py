@@ -1,0 +1,221 @@
+"""The planning model (staticvec.dag.costs): requests that follow the corpus's sizes, the GPU routing, the unit-cost
+file's provenance rules, and the GPU figures a gpu_check JSON replaces. Sizes are synthetic (a manifest given to
+the model), so every expected figure is computed here by hand from the unit-cost file."""
+
+import math
+
+import pytest
+import yaml
+
+from staticvec.config import load_config
+from staticvec.dag.costs import GPU_RULES, CostModel, CorpusSizes, Wildcards
+from staticvec.dag.dryrun import PlannedJob, job_rule_and_wildcards
+from staticvec.dag.rules import RuleFunctions
+from staticvec.dag.semglove import SemgloveRules
+from staticvec.dag.teacher import TeacherPlan
+from staticvec.dag.unit_costs import Law, UnitCosts, overlay_gpu_check
+from staticvec.dag.workflow import Workflow
+from staticvec.errors import InputFileError, StaticvecError
+
+MB = 2**20
+
+
+def planning(repo_root, *files, manifest=None, **overrides):
+    config = load_config([repo_root / "config/config.yaml", *[repo_root / f for f in files]])
+    for key, value in overrides.items():
+        section, _, name = key.partition("__")
+        config.setdefault(section, {})[name] = value
+    w, tp = Workflow(config, repo_root), TeacherPlan(config)
+    rf = RuleFunctions(config, w, tp, SemgloveRules(config))
+    model = CostModel(config, w, tp, rf.SG, manifest=manifest if manifest is not None else {}, root=repo_root)
+    return config, w, model
+
+
+def manifest(tokens, vocabulary, shards=8):
+    return {"totals": {"tokens": tokens, "vocabulary": vocabulary}, "shards": [{} for _ in range(shards)]}
+
+
+def test_a_law_goes_through_its_points_and_says_when_it_extrapolates():
+    law = Law.fit("v", [[1e6, 1e4], [1e8, 1e6]])
+    assert law.exponent == pytest.approx(1.0) and law(1e7) == pytest.approx(1e5)
+    assert not law.extrapolated(1e6) and law.extrapolated(1e9)
+    three = Law.fit("v", [[1, 2], [2, 4], [4, 8.5]])  # least squares in log-log, not through every point
+    assert 1.0 < three.exponent < 1.1
+
+
+def test_the_manifest_sets_the_sizes_and_anchors_the_vocabulary_law(repo_root):
+    _, _, model = planning(repo_root, manifest=manifest(2_000_000, 30_000))
+    s = model.sizes
+    assert s.tokens == 2_000_000 and s.source == "the corpus manifest" and s.shard_tokens == 250_000
+    assert s.vocabulary() == pytest.approx(30_000)  # the measured vocabulary, not the law's
+    # other minimum counts and sizes keep the law's shape through the measured point
+    law = model.unit.law("vocabulary_min5")
+    assert s.vocabulary(4_000_000) == pytest.approx(30_000 * law(4e6) / law(2e6))
+    _, _, expected = planning(repo_root)  # no manifest: the config's budget and the law itself
+    assert expected.sizes.tokens == 1_000_000 and expected.sizes.vocabulary() == pytest.approx(law(1e6))
+
+
+def test_a_corpus_without_budget_or_expected_size_is_a_plan_time_error(repo_root):
+    config = load_config([repo_root / "config/config.yaml"])
+    config["corpus"]["max_tokens"] = None
+    config["plan"]["corpus_tokens"] = None
+    with pytest.raises(StaticvecError, match="plan.corpus_tokens"):
+        CorpusSizes(config, UnitCosts.load(repo_root / "config/unit_costs.yaml"))
+
+
+def test_glove_memory_request_follows_the_vocabulary(repo_root):
+    """float64 draw + float32 parameters + AdaGrad accumulators: 16 bytes x 2V x (d + 1), plus the shuffle buffer."""
+    requests = {}
+    for vocab in (100_000, 2_000_000):
+        _, w, model = planning(repo_root, manifest=manifest(1_000_000_000, vocab))
+        cost = model.job("train_glove", Wildcards(emb="glove", seed="1"))
+        dim = w.params("glove")["dim"]
+        entries = model.sizes.window_entries(model.sizes.tokens, 5)
+        shuffle = min(2.0 * 1024, 2 * entries * 12 / MB)
+        assert cost.peak_mb == pytest.approx(300 + 2 * vocab * (dim + 1) * 16 / MB + shuffle)
+        requests[vocab] = model.mem_mb(cost)
+    assert requests[2_000_000] - requests[100_000] == pytest.approx(1.3 * 2 * 1_900_000 * 301 * 16 / MB, rel=0.01)
+    assert requests[2_000_000] > 8000  # the rule's former fixed 8,000 MB would break here (issue 41)
+
+
+def test_the_ase_pass_memory_follows_the_words_a_shard_meets(repo_root):
+    """Three host copies of (words met x layers x width) float32 on top of the pass itself."""
+    peaks = {}
+    for shard_tokens in (125_000, 5_000_000):
+        _, _, model = planning(repo_root, manifest=manifest(shard_tokens * 8, 50_000))
+        words = model.sizes.shard_words()
+        cost = model.job("teacher_features", Wildcards(teacher="minilm", fset="sentence", shard="00000"))
+        layers, width = model.teacher_layers("minilm")
+        base = 1500 + model.teacher_flops("minilm") / 24 * 4 / MB
+        assert cost.peak_mb == pytest.approx(base + 3 * words * (layers + 1) * width * 4 / MB)
+        peaks[shard_tokens] = (words, cost.peak_mb)
+    (w1, p1), (w2, p2) = peaks[125_000], peaks[5_000_000]
+    assert w2 > w1 and p2 - p1 == pytest.approx(3 * (w2 - w1) * 7 * 384 * 4 / MB)
+
+
+def test_runtime_and_memory_requests_are_the_model_with_its_margins(repo_root):
+    config, _, model = planning(repo_root, manifest=manifest(10_000_000, 54_123))
+    cost = model.job("cooc_window_merge", Wildcards(frac="", window="5"))
+    plan = config["plan"]
+    minutes = cost.work_s * (1 + plan["runtime_margin"]) / 60 + plan["startup_minutes"]
+    assert model.runtime_minutes(cost) == math.ceil(minutes)
+    assert model.runtime_minutes(cost, attempt=2) == math.ceil(2 * minutes)  # a retried job asks for more
+    assert model.mem_mb(cost) == math.ceil(cost.peak_mb * (1 + plan["memory_margin"]) / 100) * 100
+    # the merge: 8 shard stores' entries, one pass (fan-in 64), at the measured rate per entry
+    s = model.sizes
+    assert cost.work_s == pytest.approx(8 * s.window_entries(s.shard_tokens) * model.unit.value("merge_s_per_entry"))
+
+
+def test_cpu_runs_keep_their_threads_and_request_no_gpu(repo_root):
+    """The laptop default: the model's threads are the rules' former ones (the trained vectors depend on them)."""
+    _, _, model = planning(repo_root)
+    assert model.job("train_glove", Wildcards(emb="glove", seed="1")).threads == 1  # deterministic
+    assert model.job("teacher_features", Wildcards(teacher="minilm", fset="sentence", shard="00000")).threads == 1
+    assert model.job("cooc_window_shard", Wildcards(frac="", window="5", shard="00000")).threads == 2
+    for rule in sorted(GPU_RULES):
+        assert model.gpu_request(rule) == {}
+
+
+def test_a_gpu_run_routes_only_transformer_and_tagger_work_to_gpus(repo_root):
+    _, _, model = planning(repo_root, "config/paper.yaml", manifest=manifest(1_300_000_000, 970_000, 256))
+    assert model.gpu_run and model.recompute
+    gpu = {rule for rule in ("train_glove", "train_gensim_baseline", "teacher_ase", "teacher_word_embedding",
+                             "semglove_cooc_shard", "cooc_window_merge", "classification", "train_student",
+                             "train_bert_sg", "tag", "tag_contextual", "train_model2vec", "semglove_words")
+           if model.gpu_request(rule)}
+    assert gpu == {"teacher_ase", "semglove_cooc_shard", "train_student", "train_bert_sg", "tag", "tag_contextual"}
+    assert model.gpu_request("tag") == {"gpu": 1, "slurm_partition": "gpu"}
+    glove = model.job("train_glove", Wildcards(emb="glove", seed="1"))
+    assert glove.device == "cpu" and glove.threads == 8  # Hogwild threads on a CPU node
+    # a GPU job's cores keep its host side (tokenization, alignment) up with the GPU, within the cap
+    student = model.job("train_student", Wildcards(emb="x2static_sent", seed="1"))
+    host_words = model.unit.value("teacher_host_pieces_per_s") / model.unit.value("pieces_per_token")
+    need = model.unit.value("gpu_teacher_words_per_s", "bert-base", "students") / host_words
+    assert student.threads == max(4, min(16, math.ceil(need)))
+
+
+def test_semglove_builder_jobs_take_enough_shards_for_a_gpu_allocation(repo_root):
+    config, _, model = planning(repo_root, "config/paper.yaml", manifest=manifest(1_300_000_000, 970_000, 256))
+    fractions = [32, 64, 128, 192, 256]
+    size = model.semglove_shards_per_job(fractions)
+    one = model._semglove_shard_work(1, CorpusSizes(config, model.unit, None))
+    minutes = config["plan"]["gpu_allocation_minutes"]
+    assert 32 % size == 0 and size * one >= minutes * 60 and (size == 1 or (size // 2) * one < minutes * 60 or 32 % (size // 2))
+    sg = SemgloveRules(config)
+    with pytest.raises(StaticvecError, match="do not divide"):
+        sg.set_part_size(3, fractions)
+    sg.set_part_size(8, fractions)
+    assert sg.part_ids(".1of8")[:2] == ["00000-00007", "00008-00015"] and len(sg.part_ids()) == 32
+    assert sg.part_shards("00008-00015") == [f"{i:05d}" for i in range(8, 16)]
+    _, _, cpu_model = planning(repo_root)
+    assert cpu_model.semglove_shards_per_job(fractions) == 1  # stored features on CPU: one shard a job, as before
+
+
+def test_the_unit_cost_file_names_the_provenance_of_every_figure(repo_root, tmp_path):
+    data = yaml.safe_load((repo_root / "config/unit_costs.yaml").read_text())
+    unit = UnitCosts(data)
+    for name, entry in data["costs"].items():
+        assert entry["status"] in ("measured", "derived", "estimate")
+        if entry["status"] == "measured":
+            assert entry["machine"] in data["machines"] and entry["date"] and entry["source"], name
+    assert "gpu_teacher_words_per_s" in unit.estimates()
+    assert unit.value("glove_entries_per_s") == 1.29e6  # YAML's "1.29e6" (a string in YAML 1.1) read as a number
+    broken = yaml.safe_load((repo_root / "config/unit_costs.yaml").read_text())
+    del broken["costs"]["glove_entries_per_s"]["date"]
+    with pytest.raises(InputFileError, match="glove_entries_per_s: a measured figure names its machine, date and source"):
+        UnitCosts(broken, tmp_path / "u.yaml")
+
+
+def gpu_check_json(sections, started="2026-11-27 05:29:08 UTC"):
+    """A benchmarks/gpu_check.py JSON: sections of named figures."""
+    return {"meta": {"started": started, "env": {"device": "NVIDIA H200"}},
+            "sections": [{"name": name, "status": status, "figures": figures} for name, status, figures in sections]}
+
+
+def test_gpu_check_figures_replace_the_estimates(repo_root):
+    unit = UnitCosts.load(repo_root / "config/unit_costs.yaml")
+    first = gpu_check_json([
+        ("teacher_base", "ok", [{"name": "bare forward (SDPA)", "value": 1.06e6, "unit": "pieces/s", "words_per_s": 880373},
+                                {"name": "sentence pass (sentence context, layers [-1])", "value": 84357.3, "unit": "words/s"}]),
+        ("students", "ok", [{"name": "x2static (autograd, adam)", "value": 189065.8, "unit": "targets/s"}]),
+        ("glove_cuda", "ok", [{"name": "GloVe torch engine (CUDA path)", "value": 2.37e7}]),
+        ("tagger", "error", [{"name": "BiLSTM-CRF training (one epoch)", "value": 1.0}])])
+    rerun = gpu_check_json([("tagger", "ok", [{"name": "BiLSTM-CRF training (one epoch)", "value": 532.0,
+                                               "peak_gpu_memory_gib": 0.09}])])
+    new, replaced = overlay_gpu_check(unit, [first, rerun], "a.json + b.json")
+    assert set(replaced) == {"gpu_teacher_words_per_s.bert-base.bare", "gpu_teacher_words_per_s.bert-base.students",
+                             "gpu_student_examples_per_s.x2static", "gpu_glove_entries_per_s", "gpu_tagger_sentences_per_s",
+                             "gpu_peak_memory_gb.tagger"}
+    assert new.value("gpu_teacher_words_per_s", "bert-base", "bare") == 880373  # the field named, not the pieces/s
+    assert new.value("gpu_teacher_words_per_s", "bert-base", "students") == 84357.3
+    assert new.value("gpu_teacher_words_per_s", "bert-base", "ase") == unit.value("gpu_teacher_words_per_s", "bert-base", "ase")
+    assert new.value("gpu_student_examples_per_s", "x2static") == 189065.8 and new.value("gpu_glove_entries_per_s") == 2.37e7
+    assert new.value("gpu_tagger_sentences_per_s") == 532.0  # the failed section is skipped, its rerun read
+    assert new.status("gpu_glove_entries_per_s") == "measured" and unit.status("gpu_glove_entries_per_s") == "estimate"
+    assert new.status("gpu_teacher_words_per_s") == "estimate"  # some of its values are still estimates
+    assert "NVIDIA H200" in new.data["machines"]["gpu-check"]
+
+
+def test_a_dry_run_job_is_named_by_its_rule_and_wildcards():
+    assert job_rule_and_wildcards(PlannedJob(rule="train_glove", wildcards="emb=glove~dim50, seed=1")) == \
+        ("train_glove", {"emb": "glove~dim50", "seed": "1"})
+    assert job_rule_and_wildcards(PlannedJob(rule="cooc_window_shard", wildcards="window=5, frac=.1of8, shard=00000")) == \
+        ("cooc_window_shard", {"window": "5", "frac": ".1of8", "shard": "00000"})
+    message = "teacher bert-base / set sentence / shard 00012: sentence context"
+    assert job_rule_and_wildcards(PlannedJob(rule=None, message=message)) == \
+        ("teacher_features", {"teacher": "bert-base", "fset": "sentence", "shard": "00012"})
+    assert job_rule_and_wildcards(PlannedJob(rule=None, message="something else")) is None
+
+
+def test_a_figure_asks_for_the_memory_of_its_vector_files_once_they_exist(repo_root, tmp_path):
+    """Before its inputs exist (a dry run) the model's estimate, so every sbatch line carries --mem; then theirs."""
+    _, _, model = planning(repo_root)
+    mem_mb = model.resources("figure")["mem_mb"]
+
+    wc = Wildcards(paper="semglove", figure="figure3")
+    missing = [tmp_path / "a.bin", tmp_path / "b.bin"]
+    assert mem_mb(wc, missing, 1) == model.mem_mb(model.job("figure", wc)) > 0
+    for path, mb in zip(missing, (200, 300)):
+        path.write_bytes(b"\0" * (mb * 2**20))
+    assert mem_mb(wc, missing, 1) == math.ceil((2000 + 3 * 500) * 1.3 / 100) * 100
+    assert mem_mb(wc, missing, 2) == math.ceil((2000 + 3 * 500) * 1.3 * 2 / 100) * 100

@@ -1,0 +1,278 @@
+"""Tokenlearn from the run's teacher and corpus (staticvec.train.tokenlearn): on a tiny random BERT saved to disk,
+the targets read from the stored teacher pass are the library's (the mean of each sentence's pieces, [CLS]/[SEP]
+left out) against a brute-force forward pass; the written vectors are the trained library model's encoding of
+each word; the run is seeded; bad inputs are clear errors; the sheet entries plan (rule, inputs, tables, claims)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tokenlearn")
+pytest.importorskip("model2vec")
+torch = pytest.importorskip("torch")
+
+from teacher_fixtures import small_shard, small_vocab, tiny_bert, wordpiece_tokenizer  # noqa: E402
+
+from staticvec.cli import main  # noqa: E402
+from staticvec.embeddings import Embeddings  # noqa: E402
+from staticvec.errors import InputFileError, StaticvecError  # noqa: E402
+from staticvec.teacher.features import FeatureSpec  # noqa: E402
+from staticvec.teacher.store import write_shard_features  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory, one_torch_thread):
+    """Two shards (20 training sentences each), their stored sentence pass (float32: exact), a paragraph pass."""
+    from staticvec.teacher.load import load_teacher
+
+    tmp = tmp_path_factory.mktemp("tokenlearn")
+    model_dir = tmp / "tiny"
+    tiny_bert(seed=3).model.save_pretrained(model_dir)
+    wordpiece_tokenizer().save_pretrained(model_dir)
+    teacher = load_teacher(str(model_dir), device="cpu", dtype="float32")
+    shards = [small_shard(tmp / "00000.tsv.gz"), small_shard(tmp / "00001.tsv.gz")]
+    vocab_path = tmp / "vocab.tsv"
+    small_vocab().save(vocab_path)
+    features = {}
+    for context in ("sentence", "paragraph"):
+        spec = FeatureSpec(context=context, layers=(-1,), sentence_vectors=True, vector_dtype="float32")
+        features[context] = []
+        for shard in shards:
+            out = tmp / "features" / context / shard.name.split(".")[0]
+            write_shard_features(teacher, shard, out, spec, vocab=small_vocab(), vocab_path=vocab_path,
+                                 part_sentences=8, progress=False)
+            features[context].append(str(out))
+    return {"tmp": tmp, "teacher": str(model_dir), "shards": [str(s) for s in shards], "vocab": str(vocab_path),
+            **features}
+
+
+def _kept_sentences(shards):
+    from staticvec.corpus.shards import iter_sentences
+
+    return [" ".join(tokens) for tokens in iter_sentences(shards)]
+
+
+def _brute_force(teacher_dir, texts, specials: bool):
+    """The teacher's last layer on each text alone, averaged over its pieces ([CLS]/[SEP] in or out)."""
+    from transformers import AutoModel, AutoTokenizer
+
+    model, tokenizer = AutoModel.from_pretrained(teacher_dir).eval(), AutoTokenizer.from_pretrained(teacher_dir)
+    out = []
+    with torch.no_grad():
+        for text in texts:
+            states = model(**tokenizer(text, return_tensors="pt")).last_hidden_state[0]
+            out.append((states if specials else states[1:-1]).mean(0).numpy())
+    return np.stack(out)
+
+
+def test_targets_are_the_library_means_read_from_the_stored_pass(setup):
+    from staticvec.train.tokenlearn import read_targets
+
+    texts, targets, info = read_targets(setup["shards"], setup["sentence"], "pieces")
+    assert texts == _kept_sentences(setup["shards"]) and len(texts) == 40  # every training sentence, corpus order
+    assert targets.dtype == np.float32 and targets.shape == (40, 16)
+    # featurize's target: mean over the text's pieces of the last layer, first and last ([CLS], [SEP]) left out
+    np.testing.assert_allclose(targets, _brute_force(setup["teacher"], texts, specials=False), atol=2e-5)
+    assert info["sentences"] == 40 and info["without_target"] == 0 and info["targets"] == "pieces"
+    # the stored sentence vectors (X2Static's: [CLS] and [SEP] included), and the first N only
+    texts2, stored, _ = read_targets(setup["shards"], setup["sentence"], "sentence_vectors", max_sentences=25)
+    assert texts2 == texts[:25]
+    np.testing.assert_allclose(stored, _brute_force(setup["teacher"], texts[:25], specials=True), atol=2e-5)
+
+
+def test_bad_target_inputs_are_errors_naming_the_file(setup):
+    from staticvec.train.tokenlearn import read_targets
+
+    with pytest.raises(InputFileError, match=r"00000/features.json.*computed on another shard"):
+        read_targets(setup["shards"][::-1], setup["sentence"])  # the shards in another order than their features
+    with pytest.raises(InputFileError, match="paragraph context"):
+        read_targets(setup["shards"], setup["paragraph"])
+    with pytest.raises(StaticvecError, match="2 corpus shards but 1 feature"):
+        read_targets(setup["shards"], setup["sentence"][:1])
+
+
+def _train(setup, out_dir: Path, *flags):
+    out, model = out_dir / "vectors.bin", out_dir / "tokenlearn"
+    code = main(["train", "tokenlearn", "--teacher", setup["teacher"], "--shards", *setup["shards"],
+                 "--features", *setup["sentence"], "--vocab", setup["vocab"], "--dim", "8", "--threads", "1",
+                 "--device", "cpu", "--model-dir", str(model), "--out", str(out), *flags])
+    assert code == 0
+    return out, out_dir / "vectors.json", model
+
+
+@pytest.fixture(scope="module")
+def trained(setup, tmp_path_factory):
+    return _train(setup, tmp_path_factory.mktemp("tl-run"), "--seed", "1")
+
+
+def test_each_word_is_the_trained_model_encoding_of_that_word(trained, setup):
+    from model2vec import StaticModel
+
+    out, record_path, model_dir = trained
+    emb = Embeddings.load(out)
+    model = StaticModel.from_pretrained(model_dir)
+    # every vocabulary word, in vocabulary order: the corpus's words are tokens of the model (vocab_size)
+    assert emb.words == small_vocab().words and emb.dim == 8
+    assert len(model.tokenize(["unbelievable"])[0]) == 1  # three pieces of the teacher, one token here
+    for word in emb.words:
+        np.testing.assert_array_equal(emb[word], np.asarray(model.encode([word])[0], dtype=np.float32))
+    record = json.loads(record_path.read_text())
+    assert record["method"] == "tokenlearn" and record["seed"] == 1
+    assert record["versions"]["tokenlearn"].startswith("0.2")
+    assert record["hyperparameters"] == {"dim": 8, "vocab_size": 56000, "max_sentences": 1000000, "targets": "pieces"}
+    assert record["library_training"]["batch_size"] == 256 and record["library_training"]["patience"] == 5
+    assert record["data"]["sentences"] == 40 and record["vocab"]["written"] == len(emb)
+    # the library trained: the held-out loss went down from its first evaluation, with one evaluation per epoch
+    losses = record["training"]["validation_losses"]
+    assert record["training"]["epochs"] >= len(losses) > 5 and min(losses) < losses[0]  # no line for the stopping one
+    assert {"model.safetensors", "tokenizer.json", "config.json"} <= {p.name for p in model_dir.iterdir()}
+
+
+def test_training_moves_the_distilled_rows(setup, one_torch_thread):
+    """The trained model is not its Model2Vec starting point: Tokenlearn's fit changed the rows."""
+    from model2vec import StaticModel
+    from tokenlearn.utils import create_vocab
+
+    from staticvec.teacher.load import load_teacher
+    from staticvec.train.model2vec import Model2VecParams, distill_teacher
+    from staticvec.train.tokenlearn import TokenlearnParams, read_targets, train
+
+    teacher = load_teacher(setup["teacher"], device="cpu", dtype="float32")
+    texts, targets, _ = read_targets(setup["shards"], setup["sentence"])
+    params = TokenlearnParams(dim=8)
+    model, info = train(teacher, texts, targets, params, seed=1, device="cpu")
+    start = distill_teacher(teacher, Model2VecParams(pca_dims=8, quantize_to="float32", vocabulary="run"),
+                            create_vocab(texts, 56000))
+    assert isinstance(model, StaticModel) and model.tokens == start.tokens and info["tokens"] == len(start.tokens)
+    assert not np.allclose(model.embedding, start.embedding, atol=1e-3)
+
+
+def test_an_interrupted_training_writes_nothing(setup, tmp_path, monkeypatch):
+    """The library catches KeyboardInterrupt and returns its best state so far: the job must stop instead of
+    writing that as a finished run."""
+    from tokenlearn import pretrain
+
+    forward, calls = pretrain.StaticModelFineTuner.forward, []
+
+    def interrupted(self, x):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return forward(self, x)
+
+    monkeypatch.setattr(pretrain.StaticModelFineTuner, "forward", interrupted)
+    with pytest.raises(KeyboardInterrupt, match="training interrupted"):
+        _train(setup, tmp_path)
+    assert len(calls) == 3 and not (tmp_path / "vectors.bin").exists() and not (tmp_path / "tokenlearn").exists()
+
+
+def test_seeded(trained, setup, tmp_path):
+    """The same seed gives the same vectors, another seed other vectors (initialisation, batch order)."""
+    again, _, _ = _train(setup, tmp_path / "again", "--seed", "1")
+    np.testing.assert_array_equal(Embeddings.load(again).vectors, Embeddings.load(trained[0]).vectors)
+    other, _, _ = _train(setup, tmp_path / "other", "--seed", "2", "--targets", "sentence_vectors", "--vocab-size", "0")
+    assert not np.allclose(Embeddings.load(other).vectors, Embeddings.load(trained[0]).vectors, atol=1e-3)
+    record = json.loads((tmp_path / "other" / "vectors.json").read_text())
+    assert record["hyperparameters"]["targets"] == "sentence_vectors" and record["training"]["vocabulary_words"] == 0
+
+
+def test_parameters_and_limits_are_checked(setup):
+    from staticvec.train.tokenlearn import TokenlearnParams, check_padding, train
+
+    for bad in ({"dim": 0}, {"vocab_size": -1}, {"max_sentences": 0}, {"targets": "cls"}, {"dim": True}):
+        with pytest.raises(StaticvecError, match="tokenlearn"):
+            TokenlearnParams(**bad)
+    targets = np.zeros((10, 16), np.float32)
+    with pytest.raises(StaticvecError, match="10 sentences with a target; at least 20"):
+        train(None, ["a"] * 10, targets, TokenlearnParams(dim=8), 1, "cpu")
+    with pytest.raises(StaticvecError, match="dim 32 exceeds.*teacher width 16"):
+        train(None, ["a"] * 40, np.zeros((40, 16), np.float32), TokenlearnParams(dim=32), 1, "cpu")
+
+    class Model:  # the library pads with 0: a tokenizer whose [PAD] is elsewhere would train on padding
+        def __init__(self, pad):
+            self.tokenizer = type("T", (), {"token_to_id": staticmethod(lambda token: pad)})()
+
+    check_padding(Model(0))
+    for pad, what in ((None, "absent"), (3, "id 3")):
+        with pytest.raises(StaticvecError, match=what):
+            check_padding(Model(pad))
+
+
+def test_config_sheet_tables_and_claims():
+    from staticvec.config import load_config
+    from staticvec.dag.workflow import Workflow
+    from staticvec.report.tables import load_paper_table, load_tables_spec
+
+    config = load_config([REPO / "config" / "config.yaml"])
+    block = config["methods"]["tokenlearn"]
+    assert {k: block[k] for k in ("dim", "vocab_size", "max_sentences", "targets")} == \
+        {"dim": 256, "vocab_size": 56000, "max_sentences": 1000000, "targets": "pieces"}  # the library's defaults
+    workflow = Workflow(config, REPO)
+    spec = workflow.spec("tokenlearn")
+    assert spec.seeded and spec.teacher == config["teacher"]["default"]
+    assert workflow.seeds("tokenlearn") == config["seeds"]  # claimed: every seed
+    assert workflow.params("tokenlearn_teacher_dim")["dim"] == 384  # MiniLM's width
+    tables = load_tables_spec(REPO / "config" / "tables.yaml", REPO)["tables"]
+    rows = {"semglove_table1": "tokenlearn", "wang_table2": "tokenlearn", "c2v_table1": "tokenlearn",
+            "x2static_table3": "tokenlearn_teacher_dim"}
+    for table_id, emb in rows.items():
+        assert tables[table_id]["rows"]["tokenlearn"] == emb, table_id
+        assert "tokenlearn" not in load_paper_table(REPO / tables[table_id]["paper_file"]).rows
+        names = list(tables[table_id]["rows"])
+        assert names.index("tokenlearn") == names.index("model2vec") + 1  # beside Model2Vec
+    claims = workflow.claims_spec["claims"]
+    for claim_id, paper, side in (("semglove_tl", "semglove", "semglove_md"), ("wang_tl", "wang", "bert_sg"),
+                                  ("c2v_tl", "c2v", "c2v_post"),
+                                  ("x2static_tl", "x2static", ["x2static_para", "x2static_sent"])):
+        claim = claims[claim_id]
+        assert claim["paper"] == paper and claim["order"][0] == side
+        assert claim["order"][1] == ("tokenlearn_teacher_dim" if paper == "x2static" else "tokenlearn")
+        assert claim["metric"] == claims[f"{claim_id[:-3]}_m2v"]["metric"]  # the Model2Vec claim's comparison
+
+
+def test_the_default_run_plans_tokenlearn_on_the_stored_sentence_pass(shared_data):
+    """`snakemake -n` of the default config: one Tokenlearn job per seed and width, reading the students' sentence
+    pass (no pass of its own), evaluated, in the summary and X2Static's Table 3."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "workflow")}
+    targets = ["results/default/tables/summary.md", "results/default/tables/x2static/table3.md"]
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", *targets],
+                            capture_output=True, text=True, env=env, cwd=REPO)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-3000:]
+    assert re.search(r"^train_tokenlearn\s+6$", out, re.M)  # 256-d and the teacher's width, seeds 1-3
+    command = next(line for line in out.splitlines()
+                   if "staticvec train tokenlearn" in line and "embeddings/tokenlearn/seed2/" in line)
+    assert "--teacher minilm" in command and '"dim": 256' in command and "--seed 2" in command
+    features = re.search(r"--features (.*?) --vocab", command).group(1).split()
+    assert features == [f"results/default/teacher/minilm/features/sentence/{s:05d}/features.json" for s in range(8)]
+    assert "--model-dir results/default/embeddings/tokenlearn/seed2/tokenlearn" in command
+    assert not re.search(r"set tokenlearn", out)  # no teacher pass of its own
+    summary = next(line for line in out.splitlines() if "staticvec report summary" in line)
+    for seed in (1, 2, 3):
+        assert f"tokenlearn=results/default/eval/tokenlearn/seed{seed}/intrinsic.web.json" in summary
+    table3 = next(line for line in out.splitlines() if "staticvec report table" in line and "--table x2static_table3" in line)
+    assert "tokenlearn_teacher_dim=results/default/eval/tokenlearn_teacher_dim/seed1/intrinsic.muse.json" in table3
+    assert "benchmark: results/default/benchmarks/train/tokenlearn/seed1.tsv" in out  # its seconds in the timings
+
+
+def test_tokenlearn_reads_only_the_leading_shards_that_hold_its_sentences():
+    from staticvec.dag.common import leading_shards_for_sentences
+
+    paper = {"corpus": {"shards": 256, "max_tokens": None, "max_sentence_tokens": 40}, "plan": {"corpus_tokens": 1.3e9}}
+    # 1,000,000 sentences of at most 40 tokens in shards of 1.3e9 / 256 = 5,078,125 tokens: ceil(7.88) = 8 shards
+    assert leading_shards_for_sentences(paper, 256, 1_000_000) == 8
+    # the default: 8 shards of 125,000 tokens would need 320, so all 8 are read
+    default = {"corpus": {"shards": 8, "max_tokens": 1_000_000, "max_sentence_tokens": 40}}
+    assert leading_shards_for_sentences(default, 8, 1_000_000) == 8
+    assert leading_shards_for_sentences(default, 8, 6_250) == 2  # 250,000 tokens: exactly two shards
+    assert leading_shards_for_sentences(default, 8, 6_251) == 3
+    assert leading_shards_for_sentences(default, 8, None) == 8
+    assert leading_shards_for_sentences({"corpus": {"shards": 4, "max_tokens": None}}, 4, 10) == 4  # size unknown

@@ -1,0 +1,81 @@
+"""The ``sbatch`` submissions of a config's plan, rendered offline by the SLURM executor plugin itself.
+
+Snakemake runs the workflow's dry run with the SLURM profile (``--workflow-profile
+workflow/profiles/slurm``): it parses the profile (an unknown key, a setting the plugin rejects, is an
+error there) and validates it against the ``slurm`` executor plugin, then hands each job to the dry-run
+executor. That executor is wrapped so that every job also goes through the plugin's own submission code:
+``validate_slurm_extra``, ``get_submit_command`` (runtime, memory, partition, cores, GPU task geometry) and
+``set_gres_string`` (GPU and GRES requests) — the string it would pass to ``sbatch``, without calling it.
+A resource the plugin refuses fails here, before any allocation is spent.
+
+    staticvec plan sbatch --configfile config/config.yaml config/paper.yaml --stand-ins --json sbatch.json
+
+One JSON line per job: its rule, wildcards, threads, resources and the sbatch command line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from staticvec.errors import StaticvecError
+
+PROFILE = "workflow/profiles/slurm"
+
+
+def _render(out_path: str, argv: list[str]) -> int:
+    """In the Snakemake process: wrap the dry-run executor, then run Snakemake's command line."""
+    from snakemake.executors import dryrun
+    from snakemake_executor_plugin_slurm.submit_string import get_submit_command
+    from snakemake_executor_plugin_slurm.utils import set_gres_string
+    from snakemake_executor_plugin_slurm.validation import validate_slurm_extra
+
+    out = open(out_path, "w", encoding="utf-8")  # noqa: SIM115 - closed at exit with the process
+    run_job = dryrun.Executor.run_job
+
+    def render(self, job):
+        validate_slurm_extra(job)
+        partition = job.resources.get("slurm_partition")
+        params = {"run_uuid": "RUN", "slurm_logfile": f".snakemake/slurm_logs/{job.name}/%j.log",
+                  "comment_str": f"rule_{job.name}", "account": "",
+                  "partition": f" -p {partition}" if partition else "", "workdir": str(Path.cwd())}
+        settings = getattr(self.workflow, "executor_settings", None)
+        call = get_submit_command(job, params, settings=settings) + set_gres_string(job)
+        resources = {k: v for k, v in dict(job.resources).items() if not k.startswith("_") and isinstance(v, (int, str))}
+        jobs = job.jobs if job.is_group() else [job]
+        # a localrule runs in the Snakemake process (a dry run reports every job as local: its executor is local)
+        local = all(j.rule.name in getattr(self.workflow, "_localrules", ()) or j.rule.norun for j in jobs)
+        out.write(json.dumps({"rule": job.name, "group": job.is_group(), "local": local, "threads": job.threads,
+                              "wildcards": [dict(j.wildcards_dict) for j in jobs],
+                              "rules": [j.rule.name for j in jobs], "resources": resources, "sbatch": call}) + "\n")
+        out.flush()
+        return run_job(self, job)
+
+    dryrun.Executor.run_job = render
+    from snakemake.cli import main
+
+    return main(argv)
+
+
+def render_sbatch(configfiles, root: str | os.PathLike = ".", extra: tuple[str, ...] = (),
+                  profile: str | os.PathLike | None = None) -> list[dict]:
+    """Every job's submission of the workflow in ``root`` with ``configfiles`` and the SLURM profile."""
+    import tempfile
+
+    root = Path(root).resolve()
+    out = Path(tempfile.mkstemp(prefix="staticvec-sbatch-", suffix=".jsonl")[1])
+    argv = ["-n", "--forceall", "--workflow-profile", str(profile or root / PROFILE), "--directory", str(root),
+            "--snakefile", str(root / "Snakefile"), "--configfile", *map(str, configfiles), *extra]
+    code = f"import sys; from staticvec.plan.sbatch import _render; sys.exit(_render({str(out)!r}, {argv!r}))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "workflow"), os.environ.get("PYTHONPATH")]))}
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env=env)
+        if done.returncode != 0:
+            raise StaticvecError(f"the SLURM dry run failed (snakemake {' '.join(argv)}):\n"
+                                 f"{(done.stdout + done.stderr)[-4000:]}")
+        return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    finally:
+        out.unlink(missing_ok=True)

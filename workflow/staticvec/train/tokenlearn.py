@@ -1,0 +1,270 @@
+"""``staticvec train tokenlearn``: Tokenlearn (MinishLab's ``tokenlearn`` library) from the run's teacher and corpus.
+
+How the POTION static models are trained, and today's corpus-trained counterpart of X2Static and
+Context-to-Vec: a Model2Vec model of the teacher, fitted to the teacher's sentence embeddings over a
+corpus. What the library does (``tokenlearn.train.main``, version 0.2.1), and where the workflow's
+inputs come in:
+
+1. *targets* (``tokenlearn.featurize``): per text, the mean of the teacher's last-layer states over its
+   pieces, the first and last ([CLS], [SEP]) left out. Here the texts are the corpus's training
+   sentences (the words joined by spaces: the teacher's own input) and the targets come from the
+   teacher pass the students read (feature set ``sentence``), not from a second pass over the corpus:
+   ``targets: pieces`` (default, the library's) rebuilds that mean exactly from the stored per-word
+   means (each word's mean times its piece count, summed over the sentence, divided by its pieces);
+   ``targets: sentence_vectors`` takes the stored sentence vectors (X2Static's: [CLS] and [SEP]
+   included). The first ``max_sentences`` sentences (featurize's ``--max-means``);
+2. a vocabulary (``tokenlearn.utils.create_vocab``): the ``vocab_size`` most frequent lower-cased
+   regex tokens (``\\w+|[^\\w\\s]+``) of the texts;
+3. ``model2vec.distill`` of the teacher with that vocabulary, ``pca_dims`` = ``dim``, float32 rows and
+   the library's other defaults (the Model2Vec row's step, :func:`staticvec.train.model2vec.distill_teacher`);
+4. ``tokenlearn.train.train_model``: PCA of the targets to ``dim`` (scikit-learn), the last
+   min(10,000, n/10) texts held out, then ``tokenlearn.pretrain.train_supervised``: each token row and a
+   per-token weight (initialised to the row's norm) trained so that a linear layer of the weighted mean
+   of a text's rows predicts its target (MSE, AdamW, batches of 256, lr 1e-3), evaluated on the held-out
+   texts every 1,000 steps and at each epoch's end, stopped after 5 evaluations without improvement;
+   the best state's weighted rows are the model.
+
+Our word embedding is then that model's ``encode`` of each word of the run's vocabulary (the unit-length
+mean of its tokens' rows), exactly as for the Model2Vec row (:func:`staticvec.train.model2vec.encode_words`),
+so the same evaluation and coverage apply; the library's own model is saved beside the vectors.
+
+Random: the targets' PCA (randomized SVD on small inputs), the linear layer's initialisation and the
+batch order (numpy's and torch's global generators, seeded here), so the method trains once per seed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import random
+import re
+from typing import Sequence
+
+import numpy as np
+
+from staticvec.errors import InputFileError, StaticvecError
+
+log = logging.getLogger(__name__)
+
+TARGETS = ("pieces", "sentence_vectors")
+MIN_SENTENCES = 20  # the library holds out n/10 texts: below this its validation set is (nearly) empty
+VERSIONS = ("tokenlearn", "model2vec", "skeletoken", "scikit-learn", "transformers", "tokenizers", "torch")
+
+
+@dataclasses.dataclass
+class TokenlearnParams:
+    """Hyper-parameters (config ``methods.tokenlearn``); defaults here are the library's (0.2.1)."""
+
+    dim: int = 256  # tokenlearn.train --pca-dims: the model's width and the targets' PCA
+    vocab_size: int = 56000  # tokenlearn.train --vocab-size: corpus words added as tokens; 0: the teacher's tokens only
+    max_sentences: int = 1_000_000  # tokenlearn.featurize --max-means: the first N texts
+    targets: str = "pieces"  # pieces: featurize's mean without [CLS]/[SEP]; sentence_vectors: the stored ones
+
+    def __post_init__(self):
+        for name in ("dim", "max_sentences"):
+            if isinstance(getattr(self, name), bool) or not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise StaticvecError(f"tokenlearn: {name} must be an integer >= 1, got {getattr(self, name)!r}")
+        if isinstance(self.vocab_size, bool) or not isinstance(self.vocab_size, int) or self.vocab_size < 0:
+            raise StaticvecError(f"tokenlearn: vocab_size must be an integer >= 0, got {self.vocab_size!r}")
+        if self.targets not in TARGETS:
+            raise StaticvecError(f"tokenlearn: targets {self.targets!r} is not one of {', '.join(TARGETS)}")
+
+
+def library_training_settings() -> dict:
+    """What ``train_model`` does not expose: ``train_supervised``'s defaults and the held-out share."""
+    import inspect
+
+    from tokenlearn import pretrain, train
+
+    defaults = {k: v.default for k, v in inspect.signature(pretrain.train_supervised).parameters.items()
+                if v.default is not inspect.Parameter.empty and k != "device"}
+    return {**defaults, "max_validation_texts": train._MAX_N_VAL_SAMPLES, "validation": "the last min(max, n/10) texts",
+            "loss": "MSE to the targets' PCA, through a linear layer", "optimizer": "AdamW"}
+
+
+# ---------------------------------------------------------------- targets from the stored teacher pass
+
+
+def read_targets(shards: Sequence, features: Sequence, targets: str = "pieces", max_sentences: int = 1_000_000
+                 ) -> tuple[list[str], np.ndarray, dict]:
+    """(texts, targets (n, d) float32, what was read) of the corpus's training sentences, in corpus order.
+
+    ``features[i]`` is the stored ``sentence``-context pass of ``shards[i]`` (checked by the shard's
+    checksum); a text is its sentence's words joined by spaces, as the teacher read them. A sentence
+    with no piece (``pieces``: every word without a vector) has no target and is left out, as the
+    library leaves out NaN targets."""
+    from staticvec.corpus.shards import iter_records
+    from staticvec.files import sha256_of
+    from staticvec.train.teacher_blocks import StoredFeatures
+
+    if len(shards) != len(features):
+        raise StaticvecError(f"tokenlearn: {len(shards)} corpus shards but {len(features)} feature directories "
+                             "(one per shard, in the same order)")
+    keys = ["word_ids", "sentence_records"] + (["sentence_offsets", "word_pieces", "word_vectors"]
+                                               if targets == "pieces" else ["sentence_vectors"])
+    source = StoredFeatures(features, keys)
+    first = source.stores[0]
+    if source.context != "sentence":
+        raise InputFileError(first.dir / "features.json", f"features of {source.context} context: Tokenlearn's "
+                             "targets are sentences encoded alone (a sentence-context pass)")
+    if targets == "pieces":
+        last = f"word_vectors.{first.meta['teacher']['layers']}"
+        if source.vector_key != last:
+            raise InputFileError(first.dir / "features.json", f"the stored word vectors are {source.vector_key}, "
+                                 f"not the teacher's last layer ({last}) that Tokenlearn's targets average")
+    for store, shard in zip(source.stores, shards):
+        if store.meta.get("shard_sha256") != sha256_of(shard):
+            raise InputFileError(store.dir / "features.json", f"computed on another shard than {shard} "
+                                 "(give the shards and their features in the same order)")
+    texts: list[str] = []
+    blocks: list[np.ndarray] = []
+    dropped = 0
+    lines: list[list[str]] | None = None
+    current = -1
+    for (s, _), arrays in source.blocks():
+        if len(texts) >= max_sentences:
+            break
+        if s != current:  # the shard's sentences, by line (the features index them by line)
+            lines, current = [record.tokens for record in iter_records(shards[s])], s
+        vectors = _part_targets(arrays, targets)
+        records = arrays["sentence_records"]
+        keep = np.flatnonzero(np.isfinite(vectors).all(axis=1))
+        dropped += len(records) - len(keep)
+        keep = keep[: max_sentences - len(texts)]
+        try:
+            texts.extend(" ".join(lines[r]) for r in records[keep])
+        except IndexError:
+            raise InputFileError(shards[s], f"has {len(lines)} lines, fewer than its features index "
+                                 "(features of another version of the shard)") from None
+        blocks.append(vectors[keep])
+    dim = int(first.meta["teacher"]["hidden_size"])
+    vectors = np.concatenate(blocks).astype(np.float32, copy=False) if blocks else np.zeros((0, dim), np.float32)
+    info = {"features": [str(s.dir) for s in source.stores], "shards": [str(s) for s in shards], "targets": targets,
+            "sentences": len(texts), "without_target": dropped, "max_sentences": max_sentences,
+            "feature_dtype": first.meta["spec"].get("vector_dtype")}
+    return texts, vectors, info
+
+
+def _part_targets(arrays: dict, targets: str) -> np.ndarray:
+    """One part's targets: the stored sentence vectors, or the mean over each sentence's pieces of their
+    last-layer states (sum over its words of word mean × piece count, over its pieces; NaN: no piece)."""
+    if targets == "sentence_vectors":
+        return arrays["sentence_vectors"].astype(np.float32)
+    pieces = arrays["word_pieces"].astype(np.float32)
+    sums = arrays["word_vectors"].astype(np.float32) * pieces[:, None]
+    offsets = arrays["sentence_offsets"]
+    if np.any(np.diff(offsets) <= 0):
+        raise StaticvecError("tokenlearn: a stored sentence without words")
+    per_sentence = np.add.reduceat(sums, offsets[:-1], axis=0)
+    n = np.add.reduceat(pieces, offsets[:-1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return per_sentence / n[:, None]  # 0/0 = NaN where a sentence has no piece
+
+
+# ---------------------------------------------------------------- training (the library's code)
+
+
+@contextlib.contextmanager
+def _quiet_progress():
+    """The library's per-step progress bars off (thousands of lines in a job's log); its logger's epoch and
+    validation lines stay."""
+    from tokenlearn import pretrain
+    from tqdm import tqdm
+
+    saved = pretrain.tqdm
+    pretrain.tqdm = lambda *args, **kwargs: tqdm(*args, **{**kwargs, "disable": True})
+    try:
+        yield
+    finally:
+        pretrain.tqdm = saved
+
+
+class _Curve(logging.Handler):
+    """The validation losses the library logs (``Validation loss: x``), for the training record, and whether
+    it stopped on an interruption (``Training interrupted``: it catches KeyboardInterrupt and returns its best
+    state so far, which must not be written as a finished run)."""
+
+    PATTERN = re.compile(r"^Validation loss: ([0-9.eE+-]+)$")
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.losses: list[float] = []
+        self.epochs = 0
+        self.interrupted = False
+
+    def emit(self, record):
+        message = record.getMessage()
+        if message.startswith("Epoch "):
+            self.epochs += 1
+        if message == "Training interrupted":
+            self.interrupted = True
+        match = self.PATTERN.match(message)
+        if match:
+            self.losses.append(float(match.group(1)))
+
+
+def check_padding(model) -> None:
+    """tokenlearn 0.2 pads batches with id 0 and masks ``[PAD]``: the two must be the same token."""
+    pad = model.tokenizer.token_to_id("[PAD]")
+    if pad != 0:
+        raise StaticvecError(f"tokenlearn: the library pads with token id 0 and masks '[PAD]', which is "
+                             f"{'absent' if pad is None else f'id {pad}'} in this teacher's tokenizer "
+                             "(it supports BERT-style tokenizers whose [PAD] is id 0)")
+
+
+def seed_everything(seed: int) -> None:
+    """The generators the library draws from: Python's, numpy's (PCA) and torch's (initialisation, batches)."""
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def train(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnParams, seed: int, device: str,
+          offline: bool = True) -> tuple[object, dict]:
+    """The library's model from a loaded teacher and the (texts, targets): (StaticModel, what happened)."""
+    import time
+
+    from tokenlearn.train import train_model
+    from tokenlearn.utils import create_vocab
+
+    from staticvec.train.model2vec import Model2VecParams, distill_teacher
+
+    n, width = targets.shape
+    if n < MIN_SENTENCES:
+        raise StaticvecError(f"tokenlearn: {n} sentences with a target; at least {MIN_SENTENCES} are needed "
+                             "(a tenth is held out to stop training)")
+    if params.dim > min(width, n):
+        raise StaticvecError(f"tokenlearn: dim {params.dim} exceeds the targets' PCA limit min(teacher width {width}, "
+                             f"sentences {n})")
+    started = time.time()
+    vocabulary = create_vocab(texts=texts, vocab_size=params.vocab_size) if params.vocab_size else None
+    m2v = Model2VecParams(pca_dims=params.dim, quantize_to="float32", vocabulary="run" if vocabulary else "teacher")
+    model = distill_teacher(teacher, m2v, vocabulary, offline=offline)
+    check_padding(model)
+    distilled = time.time()
+    seed_everything(seed)
+    curve = _Curve()
+    library_log = logging.getLogger("tokenlearn")
+    level = library_log.level
+    library_log.setLevel(logging.INFO)  # its epoch and validation lines, whatever the root logger's level
+    library_log.addHandler(curve)
+    try:
+        with _quiet_progress():
+            model = train_model(model, texts, targets, device=device, pca_dims=params.dim)
+    finally:
+        library_log.removeHandler(curve)
+        library_log.setLevel(level)
+    if curve.interrupted:  # a Ctrl-C reaching the job: stop as any job does, nothing written
+        raise KeyboardInterrupt("tokenlearn: training interrupted (the library returned its best state so far)")
+    return model, {"vocabulary_words": len(vocabulary or []), "tokens": len(model.tokens), "epochs": curve.epochs,
+                   "validation_losses": curve.losses, "seconds_distill": round(distilled - started, 2),
+                   "seconds_train": round(time.time() - distilled, 2)}
+
+
+def versions() -> dict:
+    from staticvec.train.model2vec import versions as package_versions
+
+    return package_versions(VERSIONS)
