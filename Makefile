@@ -1,9 +1,24 @@
 # Two commands (see README): `make run` sets up .venv and runs the workflow on the embedded
 # default config (the tour: 1M tokens, under an hour on 2 cores); `make test` runs the test suite.
-# Override e.g. `make run CORES=8`, `make run CONFIG=config/paper.yaml` (an overlay of the default),
-# `make run SNAKEMAKE_ARGS="--rerun-incomplete"`, or TORCH=... for another build.
-# `make claims` runs the claims scale (config/claims10m.yaml: 10M tokens, several hours), resumable: run it
-# again after an interruption; each sitting is appended to results/claims10m/segments.tsv.
+# The other targets run the .venv's Snakemake
+# (make puts .venv/bin first on the PATH of its recipes; a plain shell has none of it):
+#   make target T=FILE    build one output (and what it needs), e.g.
+#                         make target T=results/default/figures/semglove/figure2a.pdf
+#   make dry-run          list the jobs a run would do, run none
+#   make unlock           release the lock a hard-killed run left behind; runs no job
+#   make resume           run again after an interruption (--rerun-incomplete)
+#   make report           one HTML page with every table and figure (REPORT=report.html)
+#   make reference        refresh results/reference/tour-1m/ from a finished run (RUN=results/default)
+#   make claims           the claims scale (config/claims10m.yaml: 10M tokens, several hours), resumable:
+#                         run it again after an interruption; each sitting is appended to
+#                         results/claims10m/segments.tsv
+#   make reference-claims publish a finished `make claims` beside the tour (results/reference/)
+#   make plan             jobs, CPU/GPU-hours, memory and disk of a config before running it
+#                         (PLAN="config/config.yaml config/paper.yaml"; runs no job)
+# Every Snakemake target takes the run's arguments in SNAKEMAKE_ARGS (the same for unlock and resume
+# as for the run), e.g. `make run SNAKEMAKE_ARGS="--configfile config/paper.yaml"`, and CORES=8;
+# CONFIG=FILE adds an overlay of the default to run, dry-run, target, unlock and resume (e.g.
+# `make run CONFIG=config/paper.yaml`); TORCH=... picks another torch build for the first install.
 
 VENV ?= .venv
 PYTHON ?= python3
@@ -15,13 +30,17 @@ SNAKEMAKE_ARGS ?=
 CONFIG ?=
 CLAIMS_CONFIG ?= config/claims10m.yaml
 CONFIG_ARGS = $(if $(CONFIG),--configfile $(CONFIG))
+T ?=
+REPORT ?= report.html
+RUN ?= results/default
+REFERENCE ?= results/reference/tour-1m
+PYTEST_ARGS ?=
+PLAN ?= config/config.yaml config/paper.yaml
 
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export HF_HUB_OFFLINE ?= 1
 
-PLAN ?= config/config.yaml config/paper.yaml
-
-.PHONY: setup run claims test dry-run report reference reference-claims plan
+.PHONY: setup run claims test target dry-run unlock resume report reference reference-claims plan
 
 setup: $(VENV)/.installed
 
@@ -41,19 +60,30 @@ run: setup
 
 # The claims scale, one sitting: Snakemake prints each job as it starts and "N of M steps (P%) done" as each
 # ends; finished jobs are never redone, a job killed midway is rerun (--rerun-incomplete; long jobs resume
-# from their checkpoints). After a hard kill, first `snakemake --unlock --configfile $(CLAIMS_CONFIG)`.
+# from their checkpoints). After a hard kill, first `make unlock CONFIG=$(CLAIMS_CONFIG)`.
 claims: setup
 	staticvec report segment --configfile config/config.yaml $(CLAIMS_CONFIG) -- \
 		snakemake --cores $(CORES) --rerun-incomplete --configfile $(CLAIMS_CONFIG) $(SNAKEMAKE_ARGS)
 
+test: setup
+	python -m pytest -q $(PYTEST_ARGS)
+
+# `--` ends SNAKEMAKE_ARGS' options (a trailing `--configfile A B` would take the targets as config files)
+target: setup
+	@test -n "$(T)" || { echo "make target: name the output, e.g. make target T=results/default/corpus/manifest.json" >&2; exit 2; }
+	snakemake --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS) -- $(T)
+
 dry-run: setup
 	snakemake -n --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 
-test: setup
-	python -m pytest -q
+unlock: setup
+	snakemake --unlock $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
+
+resume: setup
+	snakemake --cores $(CORES) --rerun-incomplete $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 
 report: setup
-	snakemake --report report.html $(SNAKEMAKE_ARGS)
+	snakemake --report $(REPORT) $(SNAKEMAKE_ARGS)
 
 # the plan of a config before running it (default: paper scale, planned offline with stand-ins for the dump):
 # jobs, CPU-hours, GPU-hours, memory and disk per rule from the measured unit costs (config/unit_costs.yaml)
@@ -63,17 +93,16 @@ plan: setup
 # The committed reference runs (results/reference/README.md): the tour's, refreshed by running the default;
 # the claims scale's, published from a finished `make claims` (results_dir of config/claims10m.yaml) with its
 # job time beside its projection and the tour's, and each claim's verdict at 1M beside 10M.
-TOUR_REFERENCE ?= results/reference/tour-1m
 CLAIMS_REFERENCE ?= results/reference/claims-10m
 CLAIMS_RUN ?= results/claims10m
 CLAIMS_PROJECTION ?= benchmarks/projections/claims10m.json
 
 reference: setup
 	snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
-	staticvec report reference --run results/default --out $(TOUR_REFERENCE)
+	staticvec report reference --run $(RUN) --out $(REFERENCE)
 
 reference-claims: setup
 	staticvec report reference --run $(CLAIMS_RUN) --out $(CLAIMS_REFERENCE) --projection $(CLAIMS_PROJECTION) \
-		--tour $(TOUR_REFERENCE)/manifest.json
-	staticvec report verdicts --before $(TOUR_REFERENCE) --after $(CLAIMS_REFERENCE) \
+		--tour $(REFERENCE)/manifest.json
+	staticvec report verdicts --before $(REFERENCE) --after $(CLAIMS_REFERENCE) \
 		--out-md results/reference/verdicts-1m-10m.md --out-csv results/reference/verdicts-1m-10m.csv

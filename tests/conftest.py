@@ -39,3 +39,14 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory, shared_data) -> dict:
+    """The whole workflow on tests/config/test.yaml, run once for the session (minutes) from a plain shell:
+    {"results", "override" (the paths config), "data"}. Tests that change it say so. $STATICVEC_TINY_RUN_DIR
+    keeps it in that directory between sessions: Snakemake still runs, redoing only what is out of date."""
+    from workflow_fixtures import run_tiny_workflow
+
+    kept = os.environ.get("STATICVEC_TINY_RUN_DIR")
+    return run_tiny_workflow(Path(kept) if kept else tmp_path_factory.mktemp("e2e"), shared_data)

@@ -1,9 +1,6 @@
 """End to end: the whole DAG on the tiny test config (tests/config/test.yaml), then resume checks."""
 
-import os
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -15,38 +12,18 @@ from staticvec.corpus.shards import iter_records
 from staticvec.corpus.vocab import Vocabulary
 from staticvec.embeddings import Embeddings
 from staticvec.files import read_json
+from workflow_fixtures import TEST_CONFIG, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow  # minutes: `pytest -m "not slow"` skips them; `make test` runs them
 
 
-TEST_CONFIG = REPO / "tests" / "config" / "test.yaml"
-
-
-def snakemake(*args, configfiles=(TEST_CONFIG,), check=True):
-    """Run snakemake in the repository; config/config.yaml is always the base config."""
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--quiet", "rules",
-           "--configfile", *map(str, configfiles), *args]
-    # the rules call `staticvec`, installed beside this interpreter
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": path}
-    result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
-    if check and result.returncode != 0:
-        raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-8000:]}")
-    return result
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory, shared_data):
-    """Run the whole workflow once on the test config, outputs in a temporary directory."""
-    tmp = tmp_path_factory.mktemp("e2e")
-    override = tmp / "paths.yaml"
-    override.write_text(yaml.safe_dump({
-        "results_dir": str(tmp / "results"),
-        "resources": {"download_dir": str(tmp / "data"), "mirror": str(shared_data)},
-    }))
-    snakemake(configfiles=[TEST_CONFIG, override])
-    return {"results": tmp / "results", "override": override, "data": tmp / "data"}
+def run(tiny_run):
+    """The session's tiny run (conftest.tiny_run); the resume test below rewrites its corpus."""
+    return tiny_run
 
 
 def test_default_config_plans_the_whole_dag():

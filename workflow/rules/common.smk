@@ -7,12 +7,25 @@
 #   P   staticvec.dag.paths.RulePaths         every rule's log and benchmark, and the outputs that are a rule's own
 #   RF  staticvec.dag.rules.RuleFunctions     the input/params functions the rules pass to Snakemake
 
+import sys
+
+try:
+    import staticvec  # noqa: F401
+except ModuleNotFoundError:
+    # one line, before any job (sys.exit: Snakemake prints the message alone, no traceback); the package's
+    # own check (staticvec.dag.command) says the same where staticvec is importable but has no command
+    sys.exit("staticvec is not installed for %s, the Python running this Snakemake: run `make setup` in the repository, "
+             "then use the Makefile's targets (`make target T=FILE`), `.venv/bin/snakemake`, or `source .venv/bin/activate` first"
+             % sys.executable)
+
 from staticvec.config import validate_config
+from staticvec.dag.command import put_command_first_on_path
 from staticvec.dag.semglove import SemgloveRules
 from staticvec.dag.rules import RuleFunctions
 from staticvec.dag.teacher import TEACHER_PASS_MESSAGE, TeacherPlan
 from staticvec.dag.workflow import Workflow
 
+put_command_first_on_path()  # the jobs run the `staticvec` of the Python running Snakemake, whatever the PATH
 validate_config(config, sources="config/config.yaml + --configfile overrides")
 W = Workflow(config)
 W.check_resources()  # one error listing every missing input (corpus, evaluation sets, lexicons, tagging data), before any job runs
