@@ -149,7 +149,7 @@ def test_panels_are_the_sheets_metrics_and_each_claims_averaged_metric(default_c
     assert [(p["metric"], p["protocol"]) for p in panels[:2]] == [("ws353", "web"), ("simlex999", "web")]
     means = {(json.dumps(p["metric"]), p["protocol"]): p for p in panels[2:]}
     sg_avg = means[(json.dumps({"mean": ["ws353", "ws353_sim", "ws353_rel", "simlex999"]}), "web")]
-    assert "semglove_t1_order" in sg_avg["claims"] and "semglove_m2v" in sg_avg["claims"]
+    assert "semglove_t1_md_vs_sd" in sg_avg["claims"] and "semglove_m2v" in sg_avg["claims"]
     assert sg_avg["tables"][0] == "semglove_table1"
     assert (json.dumps({"mean": ["rg65", "ws353", "simlex999", "simverb3500", "rw"]}), "muse") in means
     assert len(means) == len(set(means))  # one panel per distinct metric and protocol

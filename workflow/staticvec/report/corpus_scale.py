@@ -138,7 +138,7 @@ def corpus_scale_data(spec: dict, panels: list[dict], sweep, points: dict, resul
                 continue
             if table not in paper_cache:
                 paper_cache[table] = paper_numbers(entry, root)
-            value, _ = paper_cache[table].value(base, panel["metric"], factor)
+            value, _, _ = paper_cache[table].value(base, panel["metric"], factor)
             if value is not None:
                 return {"value": value, "table": table}
         return None
