@@ -131,6 +131,11 @@ MAPPING = (
     Rule("download", "`pip install` downloads: not run; the extras it names are pyproject.toml's and the `pip` it "
                      "finds is the .venv's"),
     Rule("gpu-script", "a script that needs a GPU (--device cuda): not run; its options are ones its --help lists"),
+    Rule("claims-scale", "`make claims` runs for hours and `make reference-claims` publishes a finished claims run: "
+                         "their recipes are checked with `make -n` (the target exists, its commands are the .venv's "
+                         "staticvec), not run; the claims config is planned by tests/test_claims_scale.py"),
+    Rule("python", "a Python one-liner: runs as written with the .venv's Python, in an empty temporary directory "
+                   "(what it writes stays out of the checkout)"),
     Rule("workflow", "runs against the tiny run (SNAKEMAKE_ARGS or --configfile + tests/config/test.yaml and the "
                      "run's paths); one that would run the whole workflow (a Snakemake call without a target, "
                      "read from the make target's recipe, `make -n`) plans it only (--dry-run), the rest (a "
@@ -145,6 +150,8 @@ MATCHERS = {
     "paper": lambda c: c.program in ("make", "snakemake") and "config/paper.yaml" in c.text,
     "download": lambda c: c.program == "pip",
     "gpu-script": lambda c: c.program == "python" and _option_value(c.words, "--device") == "cuda",
+    "claims-scale": lambda c: c.program == "make" and c.words[1:2] in (("claims",), ("reference-claims",)),
+    "python": lambda c: c.program == "python" and c.words[1:2] == ("-c",),
     "workflow": lambda c: c.program in ("make", "snakemake"),
     "staticvec": lambda c: c.program == "staticvec",
 }
@@ -253,6 +260,15 @@ class Runner:
         if rule.name == "gpu-script":
             self.check_options(command, words)
             return None
+        if rule.name == "claims-scale":
+            recipe = self.recipe(["-o", f"{VENV}/.installed", f"VENV={VENV}", *words[1:]])
+            starts = [line.split()[0] for line in recipe if line.strip() and not line.startswith(("\t", " ", "#"))]
+            assert starts and set(starts) <= {"staticvec"}, recipe  # the .venv's command, found on make's PATH
+            return None
+        if rule.name == "python":
+            here = self.tmp / f"python-L{command.line}"
+            here.mkdir(exist_ok=True)
+            return self.shell(command, words, cwd=here)
         if rule.name in ("paper", "workflow") and command.program == "make":
             return self.shell(command, [words[0], *self.make_words(words[1:], rule.name == "paper")])
         if rule.name in ("paper", "workflow"):
