@@ -356,5 +356,8 @@ BROKEN = [  # each as a README line would be, broken the way a README goes stale
 @pytest.mark.parametrize("text", BROKEN)
 def test_a_broken_command_fails(text, runner):
     command = Command(0, text, tuple(shlex.split(text)), activated=False)
-    done = runner.run(command)
+    try:
+        done = runner.run(command)
+    except AssertionError:
+        return  # stopped by the runner's own check before running it (e.g. `make -n`: no such make target)
     assert done is not None and done.returncode != 0, done.stdout[-2000:]

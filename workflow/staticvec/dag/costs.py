@@ -246,11 +246,18 @@ class CostModel:
         """On a GPU job: whether the fast CPU engine on the job's ``threads`` cores trains ``method`` faster than
         the GPU's autograd engine (measured: BERT+Skip-gram 24,272 and Context-to-Vec 20,898 centres/s on the
         H200, under the fast engine's one thread; X2Static 189,066 targets/s, 2.5x it)."""
-        return self.host_student_rate(method, threads) > float(self.unit.value("gpu_student_examples_per_s", method))
+        return self.host_student_rate(method, threads) > self.student_rate("gpu_student_examples_per_s", method)
 
     def host_student_rate(self, method: str, threads: int) -> float:
         """The fast CPU engine's examples per s on ``threads`` cores (0.3 of a thread gained per added thread)."""
-        return float(self.unit.value("student_examples_per_s", method)) * (1 + 0.3 * (threads - 1))
+        return self.student_rate("student_examples_per_s", method) * (1 + 0.3 * (threads - 1))
+
+    def student_rate(self, name: str, method: str) -> float:
+        """A student's measured examples per s (``name``: the CPU or the GPU figure); a method added since the
+        figures were measured (CONTRIBUTING's new method) gets the slowest measured student's rate until its own
+        is measured, so that planning never fails for want of a figure and errs towards longer requests."""
+        rates = self.unit.value(name)
+        return float(rates[method]) if method in rates else float(min(rates.values()))
 
     def gpu_flags(self, *names: str) -> tuple[str, ...]:
         """``gpu estimate`` where a GPU figure a job rests on is still an estimate."""
@@ -776,10 +783,10 @@ class CostModel:
                 where = "the job's cores (fast engine), the teacher on the GPU"
                 work = examples / self.host_student_rate(spec.method, threads)
             else:
-                work = examples / float(self.unit.value("gpu_student_examples_per_s", spec.method))
+                work = examples / self.student_rate("gpu_student_examples_per_s", spec.method)
         else:
             threads = 1 if params.get("deterministic") else int(params["threads"])
-            work = examples / (float(self.unit.value("student_examples_per_s", spec.method)) * (1 + 0.3 * (threads - 1)))
+            work = examples / self.host_student_rate(spec.method, threads)
         if self.recompute:
             work += epochs * self.pass_seconds(teacher, path, tokens, device, threads)
         _, width = self.teacher_layers(teacher)
@@ -787,6 +794,8 @@ class CostModel:
         # tables and their optimiser state (lazy Adam: two moments), one block of features
         peak = 1500 + 4 * vocab * width * 4 / MB + 4096 * 40 * width * 4 / MB
         basis = f"examples / ex/s on {where}" + (" + the teacher's pass (recompute)" if self.recompute else "")
+        if spec.method not in self.unit.value("student_examples_per_s"):
+            basis += f" [unmeasured: {spec.method} at the slowest measured student's rate]"
         kept = self.vectors_gb(vocab, width) * (2 if rule == "train_bert_sg" else 1)  # BERT+SG keeps its model too
         return JobCost(rule, device, threads, work, peak, kept, scratch_gb=3 * self.vectors_gb(vocab, width), basis=basis,
                        flags=self.gpu_flags("gpu_student_examples_per_s", "gpu_teacher_words_per_s") if device == "gpu" else ())
