@@ -29,6 +29,7 @@ PROFILE = "workflow/profiles/slurm"
 def _render(out_path: str, argv: list[str]) -> int:
     """In the Snakemake process: wrap the dry-run executor, then run Snakemake's command line."""
     from snakemake.executors import dryrun
+    from snakemake_executor_plugin_slurm import ExecutorSettings
     from snakemake_executor_plugin_slurm.submit_string import get_submit_command
     from snakemake_executor_plugin_slurm.utils import set_gres_string
     from snakemake_executor_plugin_slurm.validation import validate_slurm_extra
@@ -42,7 +43,12 @@ def _render(out_path: str, argv: list[str]) -> int:
         params = {"run_uuid": "RUN", "slurm_logfile": f".snakemake/slurm_logs/{job.name}/%j.log",
                   "comment_str": f"rule_{job.name}", "account": "",
                   "partition": f" -p {partition}" if partition else "", "workdir": str(Path.cwd())}
+        # Snakemake >= 9.2x hands the dry run the slurm plugin's parsed settings (--slurm-requeue and the
+        # like); older releases (9.15, what a fresh install resolves today) hand it the dry-run executor's
+        # bare settings, which lack the attributes get_submit_command reads: then the plugin's defaults.
         settings = getattr(self.workflow, "executor_settings", None)
+        if not isinstance(settings, ExecutorSettings):
+            settings = ExecutorSettings()
         call = get_submit_command(job, params, settings=settings) + set_gres_string(job)
         resources = {k: v for k, v in dict(job.resources).items() if not k.startswith("_") and isinstance(v, (int, str))}
         jobs = job.jobs if job.is_group() else [job]
