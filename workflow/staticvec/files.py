@@ -172,8 +172,3 @@ def sha256_of(path: str | os.PathLike, decompress: bool = False, chunk: int = 1 
             raise
         raise InputFileError(path, f"corrupt or truncated compressed file ({exc})") from None
     return digest.hexdigest()
-
-
-def touch_done(marker: str | os.PathLike, payload: dict | None = None) -> None:
-    """Write a small completion marker (JSON) atomically."""
-    write_json(marker, payload or {"done": True})

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from staticvec.config import ConfigError, deep_merge, load_yaml
 from staticvec.methods import REGISTRY
+from staticvec.post.artetxe import alpha_grid
 
 # Methods and where their hyper-parameter defaults live in the config (None: no config block): the registry's.
 METHODS = {name: method.config_block for name, method in REGISTRY.items()}
@@ -210,11 +211,11 @@ def _sweep(sid: str, raw: dict, path, config: dict) -> Sweep:
         if isinstance(node, dict):  # a range: {<param>_min, <param>_max, <param>_step} (post.artetxe)
             param = raw["param"]
             try:
-                lo, hi, step = (float(node[f"{param}_{k}"]) for k in ("min", "max", "step"))
+                node = alpha_grid(*(float(node[f"{param}_{k}"]) for k in ("min", "max", "step")))
             except KeyError:
                 raise ConfigError(f"{path}: sweep '{sid}': {raw['values_from']} needs {param}_min, {param}_max, {param}_step") from None
-            count = int((hi - lo) / step + 1e-9) + 1
-            node = [round(lo + k * step, 6) + 0.0 for k in range(count)]
+            except ValueError as exc:
+                raise ConfigError(f"{path}: sweep '{sid}': {raw['values_from']}: {exc}") from None
         raw = {**raw, "values": list(node)}
     linked = raw.get("linked") or {}
     for key, values in linked.items():

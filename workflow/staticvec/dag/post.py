@@ -1,15 +1,13 @@
 """File names and command options of the post-processing rules, from the ``post`` config section.
 
-An embedding ``<name>`` post-processed by a step is ``<name>+<step>``:
-``<name>+faruqui-<lexicon>``, ``<name>+student-t-<lexicon>`` and ``<name>+artetxe<alpha>``
-(alpha with two decimals, e.g. ``glove+artetxe-0.50``); steps chain (``c2v+faruqui-ppdb+artetxe0.25``).
+A post-processed embedding is an entry of the embeddings sheet like any other (``method: retrofit`` or
+``artetxe``, its ``base`` the embedding it reads, its ``params`` the kind, lexicon or alpha); the Artetxe alpha
+sweep is the sheet's sweep over ``post.artetxe``'s range (``staticvec.sheets``).
 """
 
 from __future__ import annotations
 
 import os
-
-from staticvec.post.artetxe import alpha_grid
 
 RETROFIT_METHODS = {"faruqui": "faruqui", "student-t": "student_t"}  # step name -> config key
 
@@ -46,13 +44,6 @@ def retrofit_options(config: dict, step: str) -> str:
     options.append("--normalize" if post.get("normalize", True) else "--no-normalize")
     options.append("--lowercase" if post.get("lowercase", True) else "--no-lowercase")
     return " ".join(options)
-
-
-def artetxe_alphas(config: dict) -> list[str]:
-    """The swept alphas as they appear in file names (two decimals)."""
-    section = config["post"]["artetxe"]
-    grid = alpha_grid(section.get("alpha_min", -1.0), section.get("alpha_max", 1.0), section.get("alpha_step", 0.05))
-    return [f"{alpha:.2f}" for alpha in grid]
 
 
 def artetxe_options(config: dict) -> str:

@@ -84,10 +84,6 @@ class SemgloveRules:
     def restricted_regex(self) -> str:
         return self._alternatives(self.restricted)
 
-    @property
-    def builder_regex(self) -> str:
-        return self._alternatives(self.builders)
-
     FRACTION_REGEX = r"(\.\d+of\d+)?"
 
     # ------------------------------------------------------------ paths
