@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from staticvec.errors import StaticvecError
-from staticvec.report.claims import (Results, caption, counts, decide, evaluate_claims, load_claims_spec,
-                                     parse_results, verdict_of)
+from staticvec.report.claims import Results, caption, counts, decide, evaluate_claims, parse_results, verdict_of
+from staticvec.sheets.claims import load_claims_spec
 
 T_975_2 = 4.302652729911275  # Student t, 2 degrees of freedom, 97.5 % quantile (tables: 4.303)
 
@@ -442,7 +442,7 @@ def test_every_claim_of_the_sheet_is_supported_by_the_papers_tables():
     transcription error or a claim the paper does not make); none is within print precision either."""
     from staticvec.config import load_yaml
     from staticvec.dag.workflow import Workflow
-    from staticvec.report.tables import load_tables_spec
+    from staticvec.sheets.tables import load_tables_spec
 
     ids = Workflow(load_yaml("config/config.yaml")).sheet.ids()
     tables = load_tables_spec("config/tables.yaml")["tables"]

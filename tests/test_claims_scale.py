@@ -8,7 +8,8 @@ import pytest
 from staticvec.config import load_config, validate_config
 from staticvec.dag.workflow import Workflow
 from staticvec.errors import StaticvecError
-from staticvec.report.claims import CONTEXTUAL, claim_refs, expand_ref
+from staticvec.sheets.claims import claim_refs, expand_ref
+from staticvec.sheets.tables import CONTEXTUAL
 from staticvec.report.provenance import reduced_text
 
 

@@ -10,7 +10,7 @@ import pytest
 from staticvec.config import load_config
 from staticvec.dag.workflow import Workflow
 from staticvec.report.corpus_scale import corpus_scale_data, corpus_scale_from_files, reach, reach_text
-from staticvec.report.tables import load_tables_spec
+from staticvec.sheets.tables import load_tables_spec
 
 M = 1e6
 

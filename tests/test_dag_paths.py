@@ -1,6 +1,7 @@
 """The planning layer owns every path: the rule files name none and run no Python of their own, and
 RulePaths gives each rule's log and benchmark one stem."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -82,3 +83,25 @@ def test_one_fraction_to_shards_mapping_for_every_planning_object():
     workflow, semglove = Workflow(config, REPO), SemgloveRules(config)
     for frac in ("", ".1of8", ".2of4", ".3of6"):
         assert workflow.frac_shard_ids(frac) == semglove.shard_ids(frac) == fraction_shard_ids(frac, 8)
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import in ``path``, at any depth (function-level imports included)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            # `from staticvec import report` names the package in an alias
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def test_the_planning_layer_imports_nothing_from_the_report():
+    """dag/ sits below report/: the sheets both read live in staticvec.sheets, so planning a run never
+    loads the rendering code (and a change of rendering cannot change the DAG)."""
+    modules = sorted((REPO / "workflow" / "staticvec" / "dag").glob("*.py"))
+    assert len(modules) > 5
+    offending = [f"{path.name}:{line}: {name}" for path in modules for line, name in imported_modules(path)
+                 if name == "staticvec.report" or name.startswith("staticvec.report.")]
+    assert not offending, "dag/ imports report/: " + ", ".join(offending)

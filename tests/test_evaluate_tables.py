@@ -9,8 +9,8 @@ import pytest
 from staticvec.cli import main
 from staticvec.errors import InputFileError, StaticvecError
 from staticvec.evaluate.datasets import DATASETS
-from staticvec.report.tables import (build_comparison, build_neighbours, load_paper_table, load_tables_spec,
-                                     table_result_paths, to_markdown)
+from staticvec.report.tables import build_comparison, build_neighbours, to_markdown
+from staticvec.sheets.tables import load_paper_table, load_tables_spec, table_result_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_TABLES = sorted((ROOT / "resources/paper_tables").glob("*.csv"))

@@ -206,7 +206,8 @@ def test_config_and_sheet(tmp_path):
 
 
 def test_main_tables_have_a_model2vec_row_of_ours_only(tmp_path):
-    from staticvec.report.tables import build_comparison, load_paper_table, load_tables_spec
+    from staticvec.report.tables import build_comparison
+    from staticvec.sheets.tables import load_paper_table, load_tables_spec
 
     tables = load_tables_spec(REPO / "config" / "tables.yaml", REPO)["tables"]
     widths = {"semglove_table1": "model2vec", "wang_table2": "model2vec", "c2v_table1": "model2vec",

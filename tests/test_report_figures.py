@@ -10,6 +10,7 @@ import pytest
 from staticvec.embeddings import Embeddings
 from staticvec.errors import InputFileError, StaticvecError
 from staticvec.report import figures as F
+from staticvec.sheets.figures import load_figures_spec
 from staticvec.sheets import Sweep
 
 PAIRS = "resources/word_lists/gender_pairs.tsv"
@@ -338,7 +339,7 @@ def test_a_wrong_id_in_the_figures_sheet_is_a_clear_error(tmp_path):
                    "  wang_figure4: {kind: curve, title: t, sweep: wang_window, metrics: [ws353], protocol: webb,\n"
                    "                 paper: [{base: glove, value: 9, metric: ws353, y: 1, source: s}]}\n")
     with pytest.raises(StaticvecError) as err:
-        F.load_figures_spec(bad, sheet, config["evaluation"]["protocols"])
+        load_figures_spec(bad, sheet, config["evaluation"]["protocols"])
     text = str(err.value)
     assert "figures.semglove_figure2a: sweep 'semglove_dimm' is not in config/embeddings.yaml" in text
     assert "semglove_dim" in text  # the known sweeps are listed
@@ -347,10 +348,10 @@ def test_a_wrong_id_in_the_figures_sheet_is_a_clear_error(tmp_path):
     assert "base 'glove' is not drawn" in text and "value 9 is not a value of sweep 'wang_window'" in text
     bad.write_text("figures:\n  semglove_fig2: {kind: curve, title: t}\n")
     with pytest.raises(StaticvecError, match="invalid figures sheet"):
-        F.load_figures_spec(bad)
+        load_figures_spec(bad)
     bad.write_text("figures:\n  wang_figure7: {kind: attention, title: t}\n")
     with pytest.raises(StaticvecError, match="'embedding' is a required property"):
-        F.load_figures_spec(bad)
+        load_figures_spec(bad)
 
 
 def test_semglove_figure_2_draws_glove_sd_and_md_lines_with_the_papers_points():

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from staticvec.errors import StaticvecError
-from staticvec.report.claims import Results, evaluate_claims, load_claims_spec, write_claims
+from staticvec.report.claims import Results, evaluate_claims, write_claims
+from staticvec.sheets.claims import load_claims_spec
 from staticvec.report.forest import COLOURS, forest_from_files, forest_rows
 
 from test_claims import _claim, _intrinsic, _sheet

@@ -69,7 +69,7 @@ def test_table_command_reads_the_records_named_in_the_sheet(tmp_path):
 
 def test_x2static_table4_ase_row_is_the_layer_with_the_best_average_macro_f1():
     from staticvec.config import load_config
-    from staticvec.report.tables import load_tables_spec
+    from staticvec.sheets.tables import load_tables_spec
     from staticvec.dag.workflow import Workflow
 
     spec = load_tables_spec(ROOT / "config/tables.yaml", ROOT)

@@ -209,7 +209,7 @@ def test_parameters_and_limits_are_checked(setup):
 def test_config_sheet_tables_and_claims():
     from staticvec.config import load_config
     from staticvec.dag.workflow import Workflow
-    from staticvec.report.tables import load_paper_table, load_tables_spec
+    from staticvec.sheets.tables import load_paper_table, load_tables_spec
 
     config = load_config([REPO / "config" / "config.yaml"])
     block = config["methods"]["tokenlearn"]

@@ -24,7 +24,7 @@ from staticvec.errors import InputFileError
 
 def pairs_of_paper_table(path: str | os.PathLike) -> dict[str, tuple[str, str]]:
     """{row id: (word1, word2)} of a transcribed paper table with ``word1``/``word2`` info columns."""
-    from staticvec.report.tables import load_paper_table
+    from staticvec.sheets.tables import load_paper_table
 
     table = load_paper_table(path)
     pairs = {}

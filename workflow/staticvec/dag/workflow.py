@@ -16,7 +16,7 @@ from staticvec.config import resolve_path
 from staticvec.dag.common import corpus_shard, corpus_vocab, fraction_shard_ids, teacher_model, vocab_args
 from staticvec.errors import StaticvecError
 from staticvec.resources import Member, Registry, check_available
-from staticvec.report.tables import CONTEXTUAL  # tables sheet row of the teacher's own frozen tagging row
+from staticvec.sheets.tables import CONTEXTUAL  # tables sheet row of the teacher's own frozen tagging row
 from staticvec.sheets import EmbeddingSheet, EmbeddingSpec
 
 
@@ -637,7 +637,7 @@ class Workflow:
         summary, each chosen claim (intrinsic source). The one enumeration behind ``intrinsic_groups``
         (which jobs) and ``intrinsic_sets`` (which sets)."""
         from staticvec.evaluate.datasets import DATASETS, TASKS
-        from staticvec.report.claims import claim_metric_items, metric_items
+        from staticvec.sheets.claims import claim_metric_items, metric_items
 
         def data_sets(keys) -> set[str] | None:
             """Data set keys of a reader's column or metric keys (``ws353``, ``semeval2012.variants.web``);
@@ -727,7 +727,7 @@ class Workflow:
     @property
     def tables(self) -> dict:
         if self._tables is None:
-            from staticvec.report.tables import load_tables_spec
+            from staticvec.sheets.tables import load_tables_spec
 
             self._tables = load_tables_spec(resolve_path(self.tables_sheet, self.root), self.root,
                                            embedding_ids=self.sheet.ids() + list(self.sheet.disabled))["tables"]
@@ -739,7 +739,7 @@ class Workflow:
 
     def table_results(self, table_id: str) -> list[tuple[str, str]]:
         """(result id, result file) pairs a table reads: every seed of every row's embedding."""
-        from staticvec.report.tables import table_result_ids
+        from staticvec.sheets.tables import table_result_ids
 
         entry = self.tables[table_id]
         source = entry["source"]
@@ -812,7 +812,7 @@ class Workflow:
     def figures_spec(self) -> dict:
         """The report sheet, checked against the embeddings sheet and the evaluation protocols."""
         if self._figures is None:
-            from staticvec.report.figures import load_figures_spec
+            from staticvec.sheets.figures import load_figures_spec
 
             protocols = (self.config.get("evaluation") or {}).get("protocols")
             self._figures = load_figures_spec(resolve_path(self.figures_sheet, self.root), self.sheet, protocols,
@@ -825,7 +825,7 @@ class Workflow:
 
     def figure_file(self, figure_id: str, suffix: str = "pdf") -> str:
         """{R}/figures/<paper>/<figure>.<suffix> (pdf, png, manifest.json)."""
-        from staticvec.report.figures import figure_parts
+        from staticvec.sheets.figures import figure_parts
 
         paper, name = figure_parts(figure_id)
         return f"{self.results_dir}/figures/{paper}/{name}.{suffix}"
@@ -1042,7 +1042,7 @@ class Workflow:
         """The panels: the sheet's metrics, then (``claim_means``) one per distinct averaged metric of the
         selected intrinsic claims, each with its protocol, the claims that use it and the paper tables its
         numbers are read from (the claims' tables)."""
-        from staticvec.report.claims import PAPERS
+        from staticvec.sheets.claims import PAPERS
 
         scale = self.corpus_scale_spec
         panels = [{"metric": p["metric"], "protocol": p["protocol"], "claims": [], "tables": []} for p in scale["panels"]]
@@ -1105,7 +1105,7 @@ class Workflow:
         """The claims sheet, checked against the embeddings sheet, the protocols and the tables sheet
         (an empty sheet when the config names none and config/claims.yaml does not exist)."""
         if self._claims is None:
-            from staticvec.report.claims import load_claims_spec
+            from staticvec.sheets.claims import load_claims_spec
 
             path = resolve_path(self.claims_sheet, self.root)
             if not path.exists() and "claims" not in self.config.get("sheets", {}):
@@ -1122,7 +1122,7 @@ class Workflow:
         """Embeddings the selected claims name, with what they are post-processed from; sweep points
         only with ``seed_sweeps`` (the papers' curves may stay at one seed)."""
         if self._claimed is None:
-            from staticvec.report.claims import claimed_embeddings
+            from staticvec.sheets.claims import claimed_embeddings
 
             named = claimed_embeddings(self.claims_spec, self.sheet.ids(), set(self.selected_claims()))
             self._check_reduced_sweeps(named)
@@ -1136,7 +1136,7 @@ class Workflow:
         reduced = self.config.get("sweep_fractions") or {}
         hit = {e: self.sheet[e].sweep for e in named if e in self.sheet and self.sheet[e].sweep in reduced}
         if hit:
-            from staticvec.report.claims import claimed_embeddings
+            from staticvec.sheets.claims import claimed_embeddings
 
             readers = [cid for cid in self.selected_claims()
                        if set(claimed_embeddings(self.claims_spec, self.sheet.ids(), {cid})) & set(hit)]
@@ -1151,7 +1151,7 @@ class Workflow:
         selected claim of that source reads (``seeds_for: claims``; every row with ``all``), the first for
         the others. A tagging row of the teacher's frozen vectors (``contextual-<teacher>``) is the claims'
         ``contextual``."""
-        from staticvec.report.claims import claim_refs, claimed_embeddings
+        from staticvec.sheets.claims import claim_refs, claimed_embeddings
 
         listed = (self.config.get(source) or {}).get("seeds")
         if listed:
@@ -1178,7 +1178,7 @@ class Workflow:
 
     def claim_results(self, claim_id: str) -> list[tuple[str, str]]:
         """(key, file) pairs one claim reads (see ``claims_results``)."""
-        from staticvec.report.claims import claim_refs, expand_ref
+        from staticvec.sheets.claims import claim_refs, expand_ref
 
         claim = self.claims_spec["claims"][claim_id]
         source = claim.get("source", "intrinsic")
@@ -1213,7 +1213,7 @@ class Workflow:
     def claims_groups(self) -> list[str]:
         """The groups of the selected claims, each drawn as a forest plot: the papers, in the papers'
         order, then "beyond" (the claims no paper makes)."""
-        from staticvec.report.claims import GROUPS, group_of
+        from staticvec.sheets.claims import GROUPS, group_of
 
         present = {group_of(self.claims_spec["claims"][cid]) for cid in self.selected_claims()}
         return [g for g in GROUPS if g in present]

@@ -288,8 +288,10 @@ def corpus_scale_from_files(spec: str, tables: str, panels: list, sweep: str, po
     import re
 
     from staticvec.files import atomic_open, atomic_path, read_json, write_json
-    from staticvec.report.figures import _jsonable, _pyplot, add_caption, load_figures_spec
-    from staticvec.report.tables import load_result, load_tables_spec
+    from staticvec.report.figures import _jsonable, _pyplot, add_caption
+    from staticvec.report.tables import load_result
+    from staticvec.sheets.figures import load_figures_spec
+    from staticvec.sheets.tables import load_tables_spec
 
     sheet = load_figures_spec(spec, root=root)
     block = sheet.get("corpus_scale")

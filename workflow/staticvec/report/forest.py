@@ -118,7 +118,7 @@ def draw_forest(rows: list[dict], title: str):
 def forest_from_files(claims: str, group: str, out_pdf: str, out_png: str) -> int:
     """Draw ``group``'s forest plot from ``tables/claims.json``; returns the number of comparisons drawn."""
     from staticvec.files import read_json
-    from staticvec.report.claims import GROUPS
+    from staticvec.sheets.claims import GROUPS
     from staticvec.report.figures import add_caption, save_figure
 
     data = read_json(claims)

@@ -184,7 +184,7 @@ def summary_from_files(spec: str, rows: list, results: dict[tuple[str, str], lis
     block), the run ``manifest`` (caption) and the ``claims`` verdicts (count lines on top); what
     ``staticvec report summary`` does."""
     from staticvec.files import read_json
-    from staticvec.report.figures import load_figures_spec
+    from staticvec.sheets.figures import load_figures_spec
 
     sheet = load_figures_spec(spec, root=root).get("summary") or {}
     protocols = sheet.get("protocols", ["web"])

@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from staticvec.config import ConfigError, deep_merge, load_yaml
+from staticvec.config import ConfigError, deep_merge
 from staticvec.methods import REGISTRY
 from staticvec.post.artetxe import alpha_grid
+from staticvec.sheets.schema import load_sheet
 
 # Methods and where their hyper-parameter defaults live in the config (None: no config block): the registry's.
 METHODS = {name: method.config_block for name, method in REGISTRY.items()}
 # Parameters every entry may set, whatever the method.
 COMMON_PARAMS = {"fraction", "teacher"}
-EMBEDDINGS_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "embeddings.schema.yaml"
+EMBEDDINGS_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "embeddings.schema.yaml"
 
 
 @dataclass(frozen=True)
@@ -294,16 +294,3 @@ def _param_problems(spec: EmbeddingSpec, config: dict) -> list[str]:
 
 def _uses_teacher(method: str) -> bool:
     return REGISTRY[method].uses_teacher
-
-
-def load_sheet(path: str | os.PathLike, schema: str | os.PathLike, what: str) -> dict:
-    """A YAML sheet checked against its JSON schema; every violation listed in one error naming the file."""
-    import jsonschema
-
-    spec = load_yaml(Path(path)) or {}
-    errors = sorted(jsonschema.Draft202012Validator(load_yaml(Path(schema))).iter_errors(spec),
-                    key=lambda e: list(map(str, e.path)))
-    if errors:
-        lines = "\n  - ".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors)
-        raise ConfigError(f"{path}: invalid {what}:\n  - {lines}")
-    return spec

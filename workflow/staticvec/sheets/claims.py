@@ -1,0 +1,187 @@
+"""The claims sheet (``config/claims.yaml``), read and checked, and what a claim names: its forms, the result
+paths its metric reads, the embeddings it compares. Deciding and writing the verdicts is
+:mod:`staticvec.report.claims`'s.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+
+from staticvec.errors import StaticvecError
+from staticvec.sheets.schema import load_sheet
+from staticvec.sheets.tables import CONTEXTUAL, result_keys
+
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "claims.schema.yaml"
+DEFAULTS = {"level": 0.95, "min_seeds": 3, "tol": 0.5, "scale": 100.0}
+PAPERS = {"semglove": "SemGloVe (Gan et al.)", "wang": "BERT+Skip-gram (Wang et al.)",
+          "c2v": "Context-to-Vec (Zheng et al.)", "x2static": "X2Static (Gupta & Jaggi)"}
+BEYOND = "beyond"  # the group of the claims no paper makes (origin: ours)
+GROUPS = {**PAPERS, BEYOND: "Beyond the papers (ours)"}
+SPLITS = {"tagging": {"test", "dev"}, "classification": {"f1", "accuracy"}}
+DEV_CURVE_METRICS = {"best": "the best development score over the run", "final": "the score at the end of the run"}
+FORMS = ("order", "tie", "contrast")
+
+
+def load_claims_spec(path, embedding_ids=None, protocols=None, tables=None) -> dict:
+    """Read the claims sheet, check it against its schema and, where given, against the embeddings
+    sheet's ids, the evaluation protocols and the tables sheet's tables: every problem in one error
+    naming the sheet and the claim."""
+    spec = load_sheet(path, SCHEMA, "claims sheet")
+    spec["defaults"] = {**DEFAULTS, **(spec.get("defaults") or {})}
+    spec.setdefault("not_encoded", {})
+    known = None if embedding_ids is None else set(embedding_ids)
+    problems = []
+    for cid, claim in spec["claims"].items():
+        where = f"{path}: claims.{cid}"
+        source = claim.get("source", "intrinsic")
+        for ref in claim_refs(claim):
+            problem = _ref_problem(ref, source, known)
+            if problem:
+                problems.append(f"{where}: {problem}")
+        for item in claim_metric_items(claim):
+            problem = metric_problem(item, source)
+            if problem:
+                problems.append(f"{where}.metric: {problem}")
+        if source == "intrinsic":
+            if "protocol" not in claim:
+                problems.append(f"{where}: an intrinsic claim needs a 'protocol'")
+            elif protocols is not None and claim["protocol"] not in protocols:
+                problems.append(f"{where}.protocol: {claim['protocol']!r} is not one of config evaluation.protocols "
+                                f"({', '.join(protocols)})")
+        elif "protocol" in claim:
+            problems.append(f"{where}: a {source} claim has no 'protocol'")
+        for form in claim.get("all_of") or claim.get("any_of") or [claim]:
+            if "tie" in form and ("relation" in form or "relation" in claim):
+                problems.append(f"{where}: a tie has no 'relation' (it is |a − b| <= tol)")
+            if "contrast" in form and any(is_each(t["embedding"]) for t in form["contrast"]):
+                problems.append(f"{where}: a contrast names single embeddings (no each_of)")
+        if "any_of" in claim:
+            problems += [f"{where}.any_of: {p}" for p in _any_of_problems(claim)]
+        if tables is not None and claim.get("table"):
+            entry = tables.get(claim["table"])
+            if entry is None:
+                problems.append(f"{where}.table: {claim['table']!r} is not a table of the tables sheet")
+            elif entry["source"] != source:
+                problems.append(f"{where}.table: {claim['table']} is a {entry['source']} table, the claim is {source}")
+    if problems:
+        raise StaticvecError("invalid claims sheet:\n  - " + "\n  - ".join(problems))
+    return spec
+
+
+def _ref_problem(ref, source: str, known) -> str | None:
+    if known is None:
+        return None
+    if isinstance(ref, dict):
+        glob = ref.get("best_of") or ref.get("each_of")
+        if not any(fnmatch.fnmatchcase(k, glob) for k in known):
+            return f"{'best_of' if 'best_of' in ref else 'each_of'} {glob!r} matches no embedding of the embeddings sheet"
+        return None
+    if ref == CONTEXTUAL and source == "tagging":
+        return None
+    if ref not in known:
+        return f"{ref!r} is not an embedding of the embeddings sheet"
+    return None
+
+
+def _any_of_problems(claim: dict) -> list[str]:
+    """An ``any_of`` form gives one comparison per metric item, and every form has as many items."""
+    problems = []
+    sizes = set()
+    for k, form in enumerate(claim["any_of"]):
+        levels = form.get("order") or []
+        if any(isinstance(x, list) or is_each(x) for x in levels) or len(levels) > 2 or len(form.get("tie") or []) > 2:
+            problems.append(f"form {k + 1}: an alternative is one comparison (two single embeddings, or a contrast)")
+        sizes.add(len(metric_parts(form.get("metric", claim["metric"]))))
+    if len(sizes) > 1:
+        problems.append("every alternative needs as many metric items")
+    return problems
+
+
+def metric_parts(metric) -> list:
+    """The metric of each comparison: a path, or ``{"mean": [...]}`` (one), or each path of ``{"each": [...]}``."""
+    if isinstance(metric, str):
+        return [metric]
+    if "mean" in metric:
+        return [{"mean": list(metric["mean"])}]
+    return list(metric["each"])
+
+
+def metric_items(metric) -> list[str]:
+    """The result paths a metric reads."""
+    if isinstance(metric, str):
+        return [metric]
+    return list(metric.get("mean") or metric.get("each"))
+
+
+def claim_forms(claim: dict) -> list[dict]:
+    """The claim's machine forms, each with its relation, tolerance (None: the claim's) and metric."""
+    base = {"metric": claim["metric"], "relation": claim.get("relation", ">"), "tol": claim.get("tol")}
+    forms = claim.get("all_of") or claim.get("any_of")
+    if forms:
+        return [{**base, **form} for form in forms]
+    return [{**base, **{k: claim[k] for k in FORMS if k in claim}}]
+
+
+def claim_metric_items(claim: dict) -> list[str]:
+    """Every result path the claim reads (all of its forms)."""
+    return list(dict.fromkeys(item for form in claim_forms(claim) for item in metric_items(form["metric"])))
+
+
+def metric_problem(path: str, source: str) -> str | None:
+    """Why ``path`` is not a result of ``source`` (None when it is)."""
+    if source == "dev_curve":
+        if path not in DEV_CURVE_METRICS:
+            return f"{path!r}: a development curve gives {' or '.join(DEV_CURVE_METRICS)}"
+        return None
+    head, _, rest = path.partition(".")
+    keys = result_keys(source)
+    if keys is not None and head not in keys:
+        return f"{path!r} is not a result of {source} evaluation; known: {', '.join(sorted(keys))}"
+    allowed = SPLITS.get(source)
+    if allowed is not None and rest and rest not in allowed:
+        return f"{path!r}: a {source} result has the fields {', '.join(sorted(allowed))}"
+    if source == "classification" and not rest:
+        return f"{path!r}: name the field (<set>.f1 or <set>.accuracy)"
+    return None
+
+
+def is_each(ref) -> bool:
+    return isinstance(ref, dict) and "each_of" in ref
+
+
+def _form_refs(form: dict) -> list:
+    refs = []
+    for item in form.get("order") or []:
+        refs += item if isinstance(item, list) else [item]
+    refs += form.get("tie") or []
+    refs += [t["embedding"] for t in form.get("contrast") or []]
+    return refs
+
+
+def claim_refs(claim: dict) -> list:
+    return [ref for form in claim_forms(claim) for ref in _form_refs(form)]
+
+
+def expand_ref(ref, ids) -> list[str]:
+    """The embedding ids a ref may name: the id, or every id its glob matches."""
+    if isinstance(ref, dict):
+        glob = ref.get("best_of") or ref.get("each_of")
+        return sorted(i for i in ids if fnmatch.fnmatchcase(i, glob))
+    return [ref]
+
+
+def claimed_embeddings(spec: dict, ids, selected=None) -> list[str]:
+    """Embedding ids the (selected) claims name, globs expanded over ``ids``, first-seen order."""
+    out = []
+    for cid, claim in spec["claims"].items():
+        if selected is not None and cid not in selected:
+            continue
+        for ref in claim_refs(claim):
+            out += [e for e in expand_ref(ref, ids) if e != CONTEXTUAL or claim.get("source") != "tagging"]
+    return list(dict.fromkeys(out))
+
+
+def group_of(claim: dict) -> str:
+    """The line a claim is counted in: its paper's, or "beyond the papers" (origin: ours)."""
+    return BEYOND if claim.get("origin") == "ours" else claim["paper"]
