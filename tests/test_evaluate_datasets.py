@@ -5,8 +5,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from staticvec.config import load_yaml
 from staticvec.errors import InputFileError, StaticvecError
 from staticvec.evaluate import datasets as ds
+
+REPO = Path(__file__).resolve().parents[1]
 
 DATA = Path("../shared/data/eval")
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/eval not available")
@@ -172,3 +175,33 @@ def test_selected_tasks_name_data_sets_and_neighbours_apart():
     assert selected(["all"]) == (list(DATASETS), True)
     assert selected(["ws353", "neighbours", "msr"]) == (["ws353", "msr"], True)
     assert selected(["analogy"]) == (["google", "msr"], False)
+
+
+@pytest.mark.parametrize("name", list(ds.DATASETS))
+def test_each_data_set_names_the_resource_group_that_holds_and_checksums_its_file(name):
+    dataset = ds.DATASETS[name]
+    groups = load_yaml(REPO / "config" / "resources.yaml")
+    assert dataset.group in groups, f"{name}: group {dataset.group!r} is not in config/resources.yaml"
+    group = groups[dataset.group]
+    file = f"eval/{dataset.path}"  # the data directory is <mirror>/eval; a group's path is under the mirror
+    listed = [line.split()[1] for line in (REPO / group["checksums"]).read_text().splitlines() if line.strip()]
+    files = [f for f in listed if f == file or f.startswith(file + "/")]  # the file, or those of a directory
+    assert files, f"{file} has no checksum in {group['checksums']}"
+    assert all(f.startswith(group.get("prefix", group["path"])) and f.startswith(group["path"] + "/") for f in files)
+
+
+def test_labels_summary_columns_and_evaluation_groups_derive_from_the_one_description(monkeypatch):
+    from staticvec.report.figures import metric_label
+
+    labels = [d.label for d in ds.DATASETS.values()]
+    assert len(set(labels)) == len(labels)
+    assert metric_label("rg65") == "RG-65" and metric_label("google.semantic") == "Google (semantic)"
+    assert metric_label("pos") == "pos"  # not a data set of the registry: printed as named
+    before = (ds.summary_columns(), ds.eval_groups())
+    # a new data set is one entry: its label, its summary column and its resource group follow from it
+    toy = ds.Dataset("toy", "similarity", "similarity/toy.txt", ds.parse_similarity, 3, "Toy-3", "eval-toy")
+    monkeypatch.setitem(ds.DATASETS, "toy", toy)
+    assert metric_label("toy.x") == "Toy-3 (x)"
+    assert ds.summary_columns() == before[0] + ["toy"] and ds.eval_groups() == before[1] + ("eval-toy",)
+    monkeypatch.setitem(ds.DATASETS, "toy", ds.Dataset(**{**toy.__dict__, "group": "eval-similarity", "in_summary": False}))
+    assert ds.summary_columns() == before[0] and ds.eval_groups() == before[1]

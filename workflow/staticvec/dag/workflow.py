@@ -15,6 +15,7 @@ from pathlib import Path
 from staticvec.config import resolve_path
 from staticvec.dag.common import corpus_shard, corpus_vocab, fraction_shard_ids, teacher_model, vocab_args
 from staticvec.errors import StaticvecError
+from staticvec.evaluate.datasets import eval_groups
 from staticvec.resources import Member, Registry, check_available
 from staticvec.sheets.tables import CONTEXTUAL  # tables sheet row of the teacher's own frozen tagging row
 from staticvec.sheets import EmbeddingSheet, EmbeddingSpec
@@ -126,7 +127,7 @@ class Workflow:
         the tagging and classification data when a selected table needs them."""
         from staticvec.dag.arguments import TASKS, task_data_location
 
-        groups = list(self.EVAL_GROUPS)
+        groups = list(eval_groups())  # the data sets' resource groups (staticvec.evaluate.datasets)
         if self.sheet.ids("retrofit"):
             groups += ["eval-lexicons", "eval-wordnet"]
         sources = {self.tables[t]["source"] for t in self.selected("tables", list(self.tables))}
@@ -568,10 +569,9 @@ class Workflow:
         return "" if k == self.n_shards else f".{k}of{self.n_shards}"
 
     # ------------------------------------------------------------ evaluation
-    EVAL_GROUPS = ("eval-similarity", "eval-analogy-google", "eval-analogy-msr", "eval-semeval2012", "eval-categorization")
-
-    def eval_markers(self, groups=EVAL_GROUPS) -> list[str]:
-        return [self.resource_marker(g) for g in groups]
+    def eval_markers(self, groups=None) -> list[str]:
+        """The markers of the resource groups ``groups`` (default: those holding the evaluation data sets)."""
+        return [self.resource_marker(g) for g in (eval_groups() if groups is None else groups)]
 
     def intrinsic_result(self, emb: str, seed="{seed}", protocol="{protocol}") -> str:
         return f"{self.results_dir}/eval/{emb}/seed{seed}/intrinsic.{protocol}.json"

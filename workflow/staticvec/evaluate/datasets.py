@@ -341,39 +341,64 @@ def parse_esslli_nouns(path: Path) -> CategorizationData:
 
 @dataclass(frozen=True)
 class Dataset:
-    name: str
-    task: str
+    """One evaluation data set, described once: everything else (the printed labels of tables, figures and
+    model cards, the summary's columns, the resource groups an evaluation job waits for) is derived from
+    :data:`DATASETS`. A new data set of an existing task is one entry here (with its checksum in the
+    group's checksum file) and the sheet columns that show it."""
+
+    name: str            # the result key (``staticvec evaluate intrinsic``'s JSON), the sheets' column paths
+    task: str            # one of TASKS: which scorer of staticvec.evaluate.intrinsic reads it
     path: str            # relative to the data directory
     parser: Callable
     records: int         # pairs / questions / rated pairs / items in the distributed file
-    label: str           # how the papers' tables name it
+    label: str           # how it is printed (the transcribed paper tables' spelling, resources/paper_tables/)
+    group: str           # the resource group of config/resources.yaml that holds (and checksums) its file
     classes: int | None = None
     extra: dict = field(default_factory=dict)
+    in_summary: bool = True  # a column of the run summary's default table (figures sheet: summary.columns)
 
+
+_SIMILARITY, _CATEGORIZATION = "eval-similarity", "eval-categorization"  # resource groups of several sets
 
 DATASETS: dict[str, Dataset] = {
     d.name: d
     for d in [
-        Dataset("ws353", "similarity", "similarity/EN-WS-353-ALL.txt", parse_similarity, 353, "WS353"),
-        Dataset("ws353_sim", "similarity", "similarity/EN-WS-353-SIM.txt", parse_similarity, 203, "WS353S"),
-        Dataset("ws353_rel", "similarity", "similarity/EN-WS-353-REL.txt", parse_similarity, 252, "WS353R"),
-        Dataset("simlex999", "similarity", "similarity/EN-SIMLEX-999.txt", parse_similarity, 999, "SimLex-999"),
-        Dataset("rw", "similarity", "similarity/EN-RW-STANFORD.txt", parse_similarity, 2034, "RW"),
-        Dataset("men", "similarity", "similarity/EN-MEN-TR-3k.txt", parse_similarity, 3000, "MEN-3k"),
-        Dataset("rg65", "similarity", "similarity/EN-RG-65.txt", parse_similarity, 65, "RG-65"),
-        Dataset("simverb3500", "similarity", "similarity/EN-SimVerb-3500.txt", parse_similarity, 3500, "SimVerb-3500"),
-        Dataset("google", "analogy", "analogy/questions-words.txt", parse_google, 19544, "Google"),
-        Dataset("msr", "analogy", "analogy/msr.csv", parse_msr, 8000, "MSR"),
+        Dataset("ws353", "similarity", "similarity/EN-WS-353-ALL.txt", parse_similarity, 353, "WS353", _SIMILARITY),
+        Dataset("ws353_sim", "similarity", "similarity/EN-WS-353-SIM.txt", parse_similarity, 203, "WS353S", _SIMILARITY),
+        Dataset("ws353_rel", "similarity", "similarity/EN-WS-353-REL.txt", parse_similarity, 252, "WS353R", _SIMILARITY),
+        Dataset("simlex999", "similarity", "similarity/EN-SIMLEX-999.txt", parse_similarity, 999, "SimLex-999", _SIMILARITY),
+        Dataset("rw", "similarity", "similarity/EN-RW-STANFORD.txt", parse_similarity, 2034, "RW", _SIMILARITY),
+        Dataset("men", "similarity", "similarity/EN-MEN-TR-3k.txt", parse_similarity, 3000, "MEN", _SIMILARITY),
+        Dataset("rg65", "similarity", "similarity/EN-RG-65.txt", parse_similarity, 65, "RG-65", _SIMILARITY),
+        Dataset("simverb3500", "similarity", "similarity/EN-SimVerb-3500.txt", parse_similarity, 3500, "SimVerb-3500", _SIMILARITY),
+        Dataset("google", "analogy", "analogy/questions-words.txt", parse_google, 19544, "Google", "eval-analogy-google"),
+        Dataset("msr", "analogy", "analogy/msr.csv", parse_msr, 8000, "MSR", "eval-analogy-msr"),
         Dataset("semeval2012", "relational", "analogy/semeval2012_task2", parse_semeval2012, 3218, "SemEval-2012",
-                extra={"relations": 79}),
-        Dataset("ap", "categorization", "categorization/ap.csv", parse_categorization_csv, 402, "AP", classes=21),
-        Dataset("battig", "categorization", "categorization/battig.csv", parse_categorization_csv, 5231, "Battig", classes=56),
+                "eval-semeval2012", extra={"relations": 79}),
+        Dataset("ap", "categorization", "categorization/ap.csv", parse_categorization_csv, 402, "AP", _CATEGORIZATION, classes=21),
+        Dataset("battig", "categorization", "categorization/battig.csv", parse_categorization_csv, 5231, "Battig", _CATEGORIZATION,
+                classes=56),
         Dataset("esslli_n", "categorization", "categorization/esslli2008_1a_nouns.tsv", parse_esslli_nouns, 44,
-                "ESSLLI(N)", classes=6),
+                "ESSLLI(N)", _CATEGORIZATION, classes=6),
         Dataset("esslli_v", "categorization", "categorization/essli-2008.csv", parse_categorization_csv, 45,
-                "ESSLLI(V)", classes=9),
+                "ESSLLI(V)", _CATEGORIZATION, classes=9),
     ]
 }
+
+def eval_groups() -> tuple[str, ...]:
+    """The resource groups that hold the data sets, in the order of DATASETS (what an evaluation job waits for)."""
+    return tuple(dict.fromkeys(d.group for d in DATASETS.values()))
+
+
+def dataset_label(name: str) -> str:
+    """The printed name of the data set ``name`` (``name`` itself when it is not one)."""
+    return DATASETS[name].label if name in DATASETS else name
+
+
+def summary_columns() -> list[str]:
+    """The data sets the run summary shows by default, in the order of DATASETS."""
+    return [d.name for d in DATASETS.values() if d.in_summary]
+
 
 TASKS = ("similarity", "analogy", "relational", "categorization", "neighbours")
 

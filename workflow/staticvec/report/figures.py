@@ -35,22 +35,18 @@ from pathlib import Path
 import numpy as np
 
 from staticvec.errors import InputFileError, StaticvecError
+from staticvec.evaluate.datasets import dataset_label
 from staticvec.sheets.figures import load_figures_spec
 
-#: printed names of the evaluation data sets (result keys of ``staticvec evaluate intrinsic``)
-DATASET_LABELS = {
-    "ws353": "WS353", "ws353_sim": "WS353S", "ws353_rel": "WS353R", "simlex999": "SimLex-999", "rw": "RW",
-    "men": "MEN", "rg65": "RG65", "simverb3500": "SimVerb-3500", "google": "Google", "msr": "MSR",
-    "semeval2012": "SemEval-2012", "ap": "AP", "battig": "Battig", "esslli_n": "ESSLLI(N)", "esslli_v": "ESSLLI(V)",
-}
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
             "#bcbd22"]
 _LINESTYLES = ["-", "--", ":", "-."]
 
 
 def metric_label(metric: str) -> str:
+    """A result path as printed: the data set's label (:data:`staticvec.evaluate.datasets.DATASETS`), then the field."""
     head, _, rest = metric.partition(".")
-    return DATASET_LABELS.get(head, head) + (f" ({rest})" if rest else "")
+    return dataset_label(head) + (f" ({rest})" if rest else "")
 
 
 # ------------------------------------------------------------------ swept values

@@ -23,8 +23,6 @@ import math
 
 from staticvec.errors import StaticvecError
 
-DEFAULT_COLUMNS = ["ws353", "ws353_sim", "ws353_rel", "simlex999", "rw", "men", "rg65", "simverb3500", "google",
-                   "msr", "semeval2012", "ap", "battig", "esslli_n", "esslli_v"]
 PROTOCOL_NOTES = {
     "web": "OOV words replaced by the mean vector (web benchmarks: SemGloVe, Context-to-Vec, Wang et al.'s baselines)",
     "muse": "pairs with OOV words dropped, first 200,000 words (MUSE: X2Static)",
@@ -183,12 +181,13 @@ def summary_from_files(spec: str, rows: list, results: dict[tuple[str, str], lis
     ``results`` = {(protocol, id): [files]} (one per seed), the report sheet ``spec`` (its summary
     block), the run ``manifest`` (caption) and the ``claims`` verdicts (count lines on top); what
     ``staticvec report summary`` does."""
+    from staticvec.evaluate.datasets import summary_columns
     from staticvec.files import read_json
     from staticvec.sheets.figures import load_figures_spec
 
     sheet = load_figures_spec(spec, root=root).get("summary") or {}
     protocols = sheet.get("protocols", ["web"])
-    columns = sheet.get("columns", DEFAULT_COLUMNS)
+    columns = sheet["columns"] if "columns" in sheet else summary_columns()
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "id" in r for r in rows):
         raise StaticvecError("--rows: expected a JSON list of {\"id\": ..., \"method\": ...}")
     unknown = sorted({p for p, _ in results} - set(protocols))
