@@ -24,9 +24,16 @@ def plain_path(path: str | None = None) -> str:
                            and not any(shutil.which(c, path=e) for c in PROJECT_COMMANDS))
 
 
+# set by `make` for its recipes (the suite runs under `make test`): a reader's shell has none of them, and a
+# MAKELEVEL above 0 makes a `make` the README shows print "Entering directory" lines into its `make -n` recipe
+MAKE_VARIABLES = ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")
+
+
 def plain_env(**extra: str) -> dict:
-    """This process's environment with a plain PATH; the jobs import this checkout's package (git worktrees)."""
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO / "workflow"), "PATH": plain_path(), **extra}
+    """This process's environment as a reader's plain shell has it: a plain PATH, no variables of an enclosing
+    `make`; the jobs import this checkout's package (git worktrees)."""
+    inherited = {k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}
+    return {**inherited, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO / "workflow"), "PATH": plain_path(), **extra}
 
 
 def snakemake(*args, configfiles=(TEST_CONFIG,), check=True):
