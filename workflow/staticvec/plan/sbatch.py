@@ -43,9 +43,9 @@ def _render(out_path: str, argv: list[str]) -> int:
         params = {"run_uuid": "RUN", "slurm_logfile": f".snakemake/slurm_logs/{job.name}/%j.log",
                   "comment_str": f"rule_{job.name}", "account": "",
                   "partition": f" -p {partition}" if partition else "", "workdir": str(Path.cwd())}
-        # Snakemake >= 9.2x hands the dry run the slurm plugin's parsed settings (--slurm-requeue and the
-        # like); older releases (9.15, what a fresh install resolves today) hand it the dry-run executor's
-        # bare settings, which lack the attributes get_submit_command reads: then the plugin's defaults.
+        # A dry run does not get the slurm plugin's parsed settings: 9.27 hands it none, 9.15 the dry-run
+        # executor's bare settings (which lack the attributes get_submit_command reads). The render then uses
+        # the plugin's defaults, so a --slurm-* option given on the command line is not in the rendered line.
         settings = getattr(self.workflow, "executor_settings", None)
         if not isinstance(settings, ExecutorSettings):
             settings = ExecutorSettings()
