@@ -26,12 +26,15 @@ def example_blocks(section: str) -> list[tuple[str, str | None, str]]:
 
 def insert(text: str, anchor: str, block: str, path: str) -> str:
     """``block`` into ``text``: as the first entry under the YAML key ``anchor`` (a dotted path,
-    ``tables.semglove_table1.extra_rows``), or as the last entry of the Python list assigned to ``anchor``
-    (``REGISTRY``)."""
+    ``tables.semglove_table1.extra_rows``), or as the last entry of the Python list or dict assigned to
+    ``anchor`` (``REGISTRY``, ``DATASETS``, ``EXPECTED``): before the first closing bracket indented less
+    than the block."""
     lines = text.splitlines(keepends=True)
     if path.endswith(".py"):
         start = next(i for i, line in enumerate(lines) if line.startswith(f"{anchor}:") or line.startswith(f"{anchor} ="))
-        end = next(i for i in range(start, len(lines)) if lines[i].startswith("]"))
+        depth = len(block) - len(block.lstrip(" "))
+        end = next(i for i in range(start + 1, len(lines))
+                   if lines[i].lstrip().startswith(("]", "}")) and len(lines[i]) - len(lines[i].lstrip(" ")) < depth)
         return "".join(lines[:end] + [block] + lines[end:])
     start, indent = -1, -1
     for key in anchor.split("."):  # each key the first one below the previous, deeper than it
