@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-BLOCK = re.compile(r"^```(?:python|yaml|text)\n# (\S+?)(?:, (in|under) (\S+):)?\n(.*?)^```$", re.M | re.S)
+BLOCK = re.compile(r"^```(?:python|yaml)\n# (\S+?)(?:, (in|under) (\S+):)?\n(.*?)^```$", re.M | re.S)
 
 
 def example_blocks(section: str) -> list[tuple[str, str | None, str]]:
