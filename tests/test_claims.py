@@ -6,6 +6,7 @@ check with print precision, the "beyond the papers" line, the schema and plan-ti
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import yaml
@@ -413,11 +414,12 @@ def test_paper_numbers_are_checked_and_a_contradicting_table_is_flagged(tmp_path
     assert ab["paper_precision"] == pytest.approx(0.1)
     assert rec["paper_flag"] and "b > c" in rec["paper_flag"]
     assert counts([rec])["semglove"]["flagged"] == 1
-    # a row the table does not print, and a fraction-scaled table (X2Static prints ρ to 4 decimals, scale 1)
+    # a row the paper does not print (one of ours: extra_rows), and a fraction-scaled table (X2Static prints ρ
+    # to 4 decimals, scale 1)
     frac = tmp_path / "t3.csv"
     frac.write_text("# paper: P\n# table: 3\n# units: rho\n# scale: 1\nrow,label,ws353\nx,X,0.7598\ns,S,0.7297\n")
     tables["t_table3"] = {"paper_file": str(frac), "source": "intrinsic", "protocol": "muse",
-                          "rows": {"x": "a", "s": "b"}, "columns": {"ws353": "ws353"}}
+                          "rows": {"x": "a", "s": "b", "ours": "d"}, "columns": {"ws353": "ws353"}}
     rec = _one(tmp_path, _claim(table="t_table3", order=["a", "b", "d"]), results, tables)
     assert _comps(rec)[0]["paper_value"] == pytest.approx(3.01) and _comps(rec)[0]["paper_precision"] == pytest.approx(0.01)
     assert _comps(rec)[1]["paper_check"].startswith("not printed") and not rec["paper_flag"]
@@ -616,3 +618,50 @@ def test_the_published_reference_manifest_carries_the_verdicts(tmp_path):
     saved = read_json(tmp_path / "ref/manifest.json")
     assert saved["claims"] == {"counts": counts_, "verdicts": {"w_a": "holds"}}
     assert (tmp_path / "ref/tables/claims.json").exists()
+
+
+def test_a_claims_embeddings_must_be_rows_of_its_table(tmp_path):
+    """A claim on a table compares that table's rows: an embedding it names that no row of the table names
+    (a row re-pointed at a variant, the claim left on the old id) is a plan-time error naming the sheet,
+    the claim, the embedding and the table; each_of globs are expanded over the embeddings sheet."""
+    tables = {"t_table1": {"paper_file": "p.csv", "source": "intrinsic", "protocol": "web",
+                           "rows": {"ours": "a_w10", "base": "b", "layer": {"best_of": "ase~layer*"}}, "columns": {}}}
+    ids = ["a", "a_w10", "b", "ase~layer1", "ase~layer2", "old~layer1"]
+    good = {"x_on_rows": _claim(table="t_table1", order=["a_w10", {"each_of": "ase~layer*"}, "b"]),
+            "x_no_table": _claim(order=["a", "b"])}  # a claim without a table is not checked against one
+    assert set(load_claims_spec(_sheet(tmp_path, good), ids, tables=tables)["claims"]) == set(good)
+    path = _sheet(tmp_path, {"x_stale": _claim(table="t_table1", order=["a", "b"]),
+                             "x_stale_glob": _claim(table="t_table1", order=[{"each_of": "*~layer1"}, "b"])})
+    with pytest.raises(StaticvecError) as err:
+        load_claims_spec(path, ids, tables=tables)
+    text = str(err.value)
+    assert f"{path}: claims.x_stale: embedding 'a' is not a row of table t_table1 (its rows name a_w10, ase~layer1, " \
+           "ase~layer2, b)" in text
+    assert f"{path}: claims.x_stale_glob: embedding 'old~layer1' is not a row of table t_table1" in text
+    assert "'ase~layer1' is not a row" not in text
+
+
+def test_re_pointing_a_shipped_tables_row_strands_its_claims(tmp_path):
+    """The shipped sheets agree (every claim on a table names its rows); re-pointing Wang et al.'s Table 2
+    row `ours` at another embedding makes each claim on that table naming bert_sg an error."""
+    from staticvec.config import load_yaml
+    from staticvec.dag.workflow import Workflow
+    from staticvec.sheets.tables import load_tables_spec
+
+    sheet = Workflow(load_yaml("config/config.yaml")).sheet
+    ids, rows = sheet.ids(), sheet.ids() + list(sheet.disabled)  # a table may name a disabled optional row
+    load_claims_spec("config/claims.yaml", ids, tables=load_tables_spec("config/tables.yaml", ".", rows)["tables"])
+    data = yaml.safe_load(Path("config/tables.yaml").read_text())
+    assert data["tables"]["wang_table2"]["rows"]["ours"] == "bert_sg"
+    data["tables"]["wang_table2"]["rows"]["ours"] = "bert_sg_released"
+    moved = tmp_path / "tables.yaml"
+    moved.write_text(yaml.safe_dump(data))
+    with pytest.raises(StaticvecError) as err:
+        load_claims_spec("config/claims.yaml", ids, tables=load_tables_spec(moved, ".", rows)["tables"])
+    stranded = sorted(line.split(": ")[1] for line in str(err.value).splitlines()[1:])
+    claims = yaml.safe_load(Path("config/claims.yaml").read_text())["claims"]
+    on_table = [cid for cid, c in claims.items() if c.get("table") == "wang_table2"]
+    forms = {cid: [claims[cid].get(k) for k in ("order", "tie", "all_of", "any_of", "contrast")] for cid in on_table}
+    naming = sorted(f"claims.{cid}" for cid in on_table if "'bert_sg'" in repr(forms[cid]))
+    assert len(naming) >= 4 and len(naming) < len(on_table) and stranded == naming, str(err.value)
+    assert "config/claims.yaml: claims.wang_t2_similarity: embedding 'bert_sg' is not a row of table wang_table2" in str(err.value)

@@ -9,92 +9,29 @@ evaluation harness reads its vectors.
 """
 
 import json
-import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
+from example_fixtures import apply_example, changed_files, env_of, only_gains_its_blocks, override_file, snakemake
+from example_fixtures import example_blocks as blocks_of
 
 from staticvec.dag.dryrun import planned_jobs
 from staticvec.embeddings import Embeddings
 
-REPO = Path(__file__).resolve().parents[1]
 SECTION = "## Worked example 2: a new method"
-BLOCK = re.compile(r"^```(?:python|yaml)\n# (\S+?)(?:, (in|under) (\S+):)?\n(.*?)^```$", re.M | re.S)
-TEST_CONFIG = REPO / "tests" / "config" / "test.yaml"
 METHOD = "mystudent"
 
 
 def example_blocks() -> list[tuple[str, str | None, str]]:
-    """(file, where in it or None for a new file, text) of each code block of the worked example."""
-    text = (REPO / "CONTRIBUTING.md").read_text()
-    section = text[text.index(SECTION):]
-    section = section[:section.index("\n## ", 1)]
-    return [(path, anchor or None, body) for path, _, anchor, body in BLOCK.findall(section)]
-
-
-def insert(text: str, anchor: str, block: str, path: str) -> str:
-    """``block`` into ``text`` as the first entry under the YAML key ``anchor`` (``methods``), or as the
-    last entry of the Python list assigned to ``anchor`` (``REGISTRY``)."""
-    lines = text.splitlines(keepends=True)
-    if path.endswith(".py"):
-        start = next(i for i, line in enumerate(lines) if line.startswith(f"{anchor}:") or line.startswith(f"{anchor} ="))
-        end = next(i for i in range(start, len(lines)) if lines[i].startswith("]"))
-        return "".join(lines[:end] + [block] + lines[end:])
-    start = next(i for i, line in enumerate(lines) if re.match(rf"^{anchor}:(\s|$)", line))
-    return "".join(lines[:start + 1] + [block] + lines[start + 1:])
-
-
-def tracked_files() -> list[str]:
-    done = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True)
-    if done.returncode == 0:
-        return [f for f in done.stdout.split("\0") if f and (REPO / f).is_file()]
-    skip = {".git", ".snakemake", ".venv", "results", "resources/data"}  # not a git checkout: the source tree
-    return [str(p.relative_to(REPO)) for p in REPO.rglob("*")
-            if p.is_file() and not any(str(p.relative_to(REPO)).startswith(s) for s in skip) and "__pycache__" not in p.parts]
+    return blocks_of(SECTION)
 
 
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory) -> Path:
     """The repository with the example's blocks applied."""
-    root = tmp_path_factory.mktemp("new-method") / "repo"
-    for rel in tracked_files():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / rel, root / rel)
-    for path, anchor, body in example_blocks():
-        target = root / path
-        if anchor is None:
-            assert not target.exists(), f"{path}: the example's new file exists already"
-            target.write_text(body)
-        else:
-            target.write_text(insert(target.read_text(), anchor, body, path))
-    return root
-
-
-def env_of(root: Path) -> dict:
-    # the copy's package first; `staticvec` (the rules' command) is installed beside this interpreter
-    return {**os.environ, "PYTHONPATH": str(root / "workflow"), "HF_HUB_OFFLINE": "1",
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-
-
-def snakemake(root: Path, override: Path, *args) -> subprocess.CompletedProcess:
-    quiet = [] if "-n" in args else ["--quiet", "rules"]  # a dry run prints each job's block
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *quiet, "--configfile",
-           str(root / "tests" / "config" / "test.yaml"), str(override), *args]
-    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env_of(root))
-    assert done.returncode == 0, f"snakemake failed:\n{done.stdout[-4000:]}\n{done.stderr[-6000:]}"
-    return done
-
-
-def override_file(root: Path, results: Path, shared_data: Path) -> Path:
-    path = root / "paths.yaml"
-    path.write_text(yaml.safe_dump({"results_dir": str(results),
-                                    "resources": {"download_dir": str(results.parent / "data"), "mirror": str(shared_data)}}))
-    return path
+    return apply_example(tmp_path_factory.mktemp("new-method") / "repo", example_blocks())
 
 
 def test_the_example_is_five_files_and_no_edit_of_shared_code(copy):
@@ -105,12 +42,8 @@ def test_the_example_is_five_files_and_no_edit_of_shared_code(copy):
     assert new == {f"workflow/staticvec/train/{METHOD}.py", f"tests/test_{METHOD}.py"}
     # the existing files it edits only gain the block: the registry, the config's defaults, the sheet
     assert files - new == {"workflow/staticvec/methods.py", "config/config.yaml", "config/embeddings.yaml"}
-    for path, anchor, body in blocks:
-        if anchor is not None:
-            before, after = (REPO / path).read_text(), (copy / path).read_text()
-            assert len(after) == len(before) + len(body) and after.replace(body, "", 1) == before
-    changed = {rel for rel in tracked_files() if (copy / rel).read_bytes() != (REPO / rel).read_bytes()}
-    assert changed == files - new
+    only_gains_its_blocks(copy, blocks)
+    assert changed_files(copy) == files - new
 
 
 def test_its_own_test_passes_in_the_copy(copy):

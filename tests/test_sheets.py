@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from staticvec.config import ConfigError, load_config
-from staticvec.sheets import EmbeddingSheet
+from staticvec.sheets import EmbeddingSheet, EmbeddingSpec
 
 
 @pytest.fixture
@@ -126,3 +126,51 @@ def test_config_sweep_fractions_put_a_sweep_on_a_development_subset(tmp_path, co
         _sheet(tmp_path, {**config, "sweep_fractions": {"dimz": 0.125}}, embeddings, sweeps)
     with pytest.raises(ConfigError, match=r"'sweep_fractions.corpus': sweep 'corpus' varies the corpus fraction"):
         _sheet(tmp_path, {**config, "sweep_fractions": {"corpus": 0.5}}, embeddings, sweeps)
+
+
+def test_like_inherits_the_named_entry_and_overrides_params_key_by_key(tmp_path, config):
+    sheet = _sheet(tmp_path, config, {
+        "x": {"method": "x2static", "params": {"context": "paragraph", "teacher": "minilm", "fraction": 0.5},
+              "preset": "released", "description": "the paragraph student"},
+        "x_w": {"like": "x", "params": {"epochs": 2}},
+        "x_ww": {"like": "x_w", "params": {"fraction": 0.25, "epochs": 3}, "description": "mine"},  # a chain
+        "c": {"method": "c2v"},
+        "post": {"method": "artetxe", "base": "c", "params": {"alpha": 0.0}},
+        "post_half": {"like": "post", "params": {"alpha": 0.5}},
+    })
+    x, x_w, x_ww = sheet["x"], sheet["x_w"], sheet["x_ww"]
+    assert x_w.method == x_ww.method == "x2static" and x_w.teacher == x_ww.teacher == "minilm"
+    # the preset is inherited: every key of the released settings is the parent's, but for the one changed
+    assert x.params["epochs"] != 2 and x_w.params == {**x.params, "epochs": 2} and x_w.fraction == 0.5
+    assert x_ww.params == {**x.params, "epochs": 3} and x_ww.fraction == 0.25 and x_ww.description == "mine"
+    assert x_w.description == "x with epochs 2"  # not the parent's: it describes another run
+    assert sheet["post_half"].base == "c" and sheet["post_half"].params == {"alpha": 0.5}
+
+
+def test_like_resolves_to_the_spelled_out_entry(tmp_path, config):
+    """A `like` entry is, downstream, the entry one would have written out: the same resolved spec."""
+    base = {"method": "bert_sg", "params": {"negatives": 3}, "preset": "released"}
+    like = _sheet(tmp_path, config, {"b": base, "b_w10": {"like": "b", "params": {"window": 10}}})["b_w10"]
+    written = _sheet(tmp_path, config, {"b_w10": {"method": "bert_sg", "params": {"negatives": 3, "window": 10},
+                                                  "preset": "released"}})["b_w10"]
+    assert like == EmbeddingSpec(**{**written.__dict__, "description": like.description})
+    assert like.params["window"] == 10 and like.params["negatives"] == 3
+
+
+def test_like_of_an_optional_row_is_optional(tmp_path, config):
+    config = {**config, "sheets": {**config.get("sheets", {}), "optional_rows": {"costly": False}}}
+    sheet = _sheet(tmp_path, config, {"g": {"method": "glove", "when": "costly"}, "g5": {"like": "g", "params": {"dim": 50}}})
+    assert sheet.disabled == {"g": "costly", "g5": "costly"}
+
+
+@pytest.mark.parametrize("embeddings, message", [
+    ({"a": {"like": "b"}, "b": {"like": "c"}, "c": {"like": "a"}}, r"embedding '.': like '.' makes a cycle \((.) -> . -> . -> \1\)"),
+    ({"a": {"like": "a"}}, r"embedding 'a': like 'a' makes a cycle \(a -> a\)"),
+    ({"a": {"method": "glove"}, "b": {"like": "nope"}}, r"embedding 'b': like 'nope' is not an entry of the sheet"),
+    ({"a": {"method": "glove"}, "b": {"like": "a", "params": {"windw": 3}}}, r"embedding 'b'.*unknown parameter\(s\) \['windw'\]"),
+    ({"a": {"method": "glove"}, "b": {"like": "a", "method": "skipgram"}}, r"embedding 'b': like 'a' \(method glove\) cannot change"),
+])
+def test_like_errors_name_the_sheet_and_the_entry(tmp_path, config, embeddings, message):
+    with pytest.raises(ConfigError, match=message) as err:
+        _sheet(tmp_path, config, embeddings)
+    assert str(tmp_path / "embeddings.yaml") in str(err.value)

@@ -666,8 +666,9 @@ class Workflow:
                 reads.append(([path for key, path in files.items() if key.startswith(panel["protocol"] + "/")],
                               data_sets(metric_items(panel["metric"]))))
         if self.summary_targets():
-            columns = (self.figures_spec.get("summary") or {}).get("columns")
-            reads.append(([path for _, path in self.summary_results()], data_sets(columns) if columns else None))
+            from staticvec.sheets.figures import summary_columns_of
+
+            reads.append(([path for _, path in self.summary_results()], data_sets(summary_columns_of(self.figures_spec))))
         for claim_id in self.selected_claims():
             claim = self.claims_spec["claims"][claim_id]
             if claim.get("source", "intrinsic") == "intrinsic":

@@ -343,8 +343,9 @@ def parse_esslli_nouns(path: Path) -> CategorizationData:
 class Dataset:
     """One evaluation data set, described once: everything else (the printed labels of tables, figures and
     model cards, the summary's columns, the resource groups an evaluation job waits for) is derived from
-    :data:`DATASETS`. A new data set of an existing task is one entry here (with its checksum in the
-    group's checksum file) and the sheet columns that show it."""
+    :data:`DATASETS`. A new data set of an existing task is one entry here, its checksum in the group's
+    checksum file and its record count in tests/test_evaluate_datasets.py (CONTRIBUTING.md's worked
+    example 3); the run summary shows it without a sheet edit, a paper table or figure where a column names it."""
 
     name: str            # the result key (``staticvec evaluate intrinsic``'s JSON), the sheets' column paths
     task: str            # one of TASKS: which scorer of staticvec.evaluate.intrinsic reads it

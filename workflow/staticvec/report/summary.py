@@ -181,13 +181,12 @@ def summary_from_files(spec: str, rows: list, results: dict[tuple[str, str], lis
     ``results`` = {(protocol, id): [files]} (one per seed), the report sheet ``spec`` (its summary
     block), the run ``manifest`` (caption) and the ``claims`` verdicts (count lines on top); what
     ``staticvec report summary`` does."""
-    from staticvec.evaluate.datasets import summary_columns
     from staticvec.files import read_json
-    from staticvec.sheets.figures import load_figures_spec
+    from staticvec.sheets.figures import load_figures_spec, summary_columns_of
 
-    sheet = load_figures_spec(spec, root=root).get("summary") or {}
-    protocols = sheet.get("protocols", ["web"])
-    columns = sheet["columns"] if "columns" in sheet else summary_columns()
+    figures = load_figures_spec(spec, root=root)
+    protocols = (figures.get("summary") or {}).get("protocols", ["web"])
+    columns = summary_columns_of(figures)
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "id" in r for r in rows):
         raise StaticvecError("--rows: expected a JSON list of {\"id\": ..., \"method\": ...}")
     unknown = sorted({p for p, _ in results} - set(protocols))
@@ -199,6 +198,6 @@ def summary_from_files(spec: str, rows: list, results: dict[tuple[str, str], lis
     caption = summary_caption(run, protocols)
     below = reduced_text(reduced, run.get("tokens"))
     caption = f"{caption} {below}" if below else caption
-    frame = build_summary(rows, results, protocols, columns, float(sheet.get("scale", 100)))
+    frame = build_summary(rows, results, protocols, columns, float((figures.get("summary") or {}).get("scale", 100)))
     counts = read_json(claims)["counts"] if claims else None
     write_summary(frame, caption, out_csv, out_md, out_html, counts)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from staticvec.errors import StaticvecError
 from staticvec.sheets.schema import load_sheet
-from staticvec.sheets.tables import CONTEXTUAL, result_keys
+from staticvec.sheets.tables import CONTEXTUAL, result_keys, table_result_ids
 
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "claims.schema.yaml"
 DEFAULTS = {"level": 0.95, "min_seeds": 3, "tol": 0.5, "scale": 100.0}
@@ -64,6 +64,8 @@ def load_claims_spec(path, embedding_ids=None, protocols=None, tables=None) -> d
                 problems.append(f"{where}.table: {claim['table']!r} is not a table of the tables sheet")
             elif entry["source"] != source:
                 problems.append(f"{where}.table: {claim['table']} is a {entry['source']} table, the claim is {source}")
+            else:
+                problems += [f"{where}: {p}" for p in _off_table_refs(claim, entry, known)]
     if problems:
         raise StaticvecError("invalid claims sheet:\n  - " + "\n  - ".join(problems))
     return spec
@@ -82,6 +84,21 @@ def _ref_problem(ref, source: str, known) -> str | None:
     if ref not in known:
         return f"{ref!r} is not an embedding of the embeddings sheet"
     return None
+
+
+def _off_table_refs(claim: dict, table: dict, known) -> list[str]:
+    """The embeddings a claim on a table compares that are not rows of that table: the claim would read
+    another run than the table prints (a row re-pointed at a variant, the claim left on the old id).
+    A glob is checked where the embeddings sheet's ids are given to expand it. Claims without `table:`
+    (sweep points, figures, rows of several tables) are not checked here: they name no table."""
+    rows = set(table_result_ids(table, known or ()))
+    off = []
+    for ref in claim_refs(claim):
+        if isinstance(ref, dict) and known is None:
+            continue
+        off += [e for e in expand_ref(ref, known or ()) if e not in rows and e not in off]
+    return [f"embedding {e!r} is not a row of table {claim['table']} (its rows name {', '.join(sorted(rows)) or 'none'}); "
+            "point the claim at the embedding the table's row names" for e in off]
 
 
 def _any_of_problems(claim: dict) -> list[str]:

@@ -2,7 +2,9 @@
 
 An entry names a method and the hyper-parameters that differ from the method's defaults in
 ``config['methods'][method]``; a sweep expands entries over one parameter (the papers'
-development curves). Adding a variant or a curve is a sheet edit, not a new rule.
+development curves). An entry may also say ``like: <id>`` and only what it changes: it is that
+entry with its own fields over it (``resolve_likes``), resolved here, so that everything downstream
+sees an ordinary entry. Adding a variant or a curve is a sheet edit, not a new rule.
 
 Every embedding is written to ``<results>/embeddings/<id>/seed<seed>/vectors.bin``; a swept
 variant's id is ``<base>~<param><value>`` (``glove~dim50``, ``bert_sg~window3``,
@@ -79,7 +81,7 @@ class EmbeddingSheet:
         optional = (config.get("sheets") or {}).get("optional_rows") or {}
         entries: dict[str, EmbeddingSpec] = {}
         disabled: dict[str, str] = {}
-        for eid, raw in (data.get("embeddings") or {}).items():
+        for eid, raw in resolve_likes(data.get("embeddings") or {}, path).items():
             flag = (raw or {}).get("when")
             if flag is not None:
                 if flag not in optional:
@@ -153,6 +155,52 @@ class EmbeddingSheet:
         for eid in ids:
             visit(eid)
         return seen
+
+
+# What a `like:` entry takes from the entry it names: the run's definition (method, parameters, preset, the
+# embedding a post-processing step reads, the optional-row flag: a variant of a costly row is as costly).
+# Not its description (it describes the other run) nor its sweeps (a sweep names its bases); seeds are
+# not an entry's field (config seeds / seeds_for give every entry its seeds).
+INHERITED = ("method", "params", "preset", "base", "when")
+
+
+def resolve_likes(raw_entries: dict, path) -> dict[str, dict]:
+    """The sheet's entries with every ``like: <id>`` resolved into an ordinary entry: the named entry's
+    inherited fields (``INHERITED``), its ``params`` merged key by key under the entry's own, the entry's
+    other fields over them. Chains resolve in turn; a cycle or an unknown id is an error naming the entry."""
+    resolved: dict[str, dict] = {}
+
+    def resolve(eid: str, chain: tuple[str, ...]) -> dict:
+        if eid in resolved:
+            return resolved[eid]
+        raw = dict(raw_entries[eid] or {})
+        parent = raw.pop("like", None)
+        if parent is None:
+            resolved[eid] = raw
+            return raw
+        if parent in (*chain, eid):
+            loop = (*chain, eid)[(*chain, eid).index(parent):]
+            raise ConfigError(f"{path}: embedding '{eid}': like '{parent}' makes a cycle ({' -> '.join((*loop, parent))})")
+        if parent not in raw_entries:
+            raise ConfigError(f"{path}: embedding '{eid}': like {parent!r} is not an entry of the sheet "
+                              "(a sweep's variants cannot be named: give the variant its own entry)")
+        inherited = resolve(parent, (*chain, eid))
+        if "method" in raw and raw["method"] != inherited["method"]:
+            raise ConfigError(f"{path}: embedding '{eid}': like '{parent}' (method {inherited['method']}) cannot change "
+                              f"the method to {raw['method']!r}; write an entry of its own")
+        entry = {k: copy.deepcopy(v) for k, v in inherited.items() if k in INHERITED}
+        entry.update({k: v for k, v in raw.items() if k != "params"})
+        params = deep_merge(inherited.get("params") or {}, raw.get("params") or {})
+        if params:
+            entry["params"] = params
+        if "description" not in raw:  # the model card and summary say what it is
+            changed = [f"{k} {v}" for k, v in (raw.get("params") or {}).items()]
+            changed += [f"{k} {raw[k]}" for k in ("preset", "base") if k in raw]
+            entry["description"] = f"{parent} with {', '.join(changed)}" if changed else f"as {parent}"
+        resolved[eid] = entry
+        return entry
+
+    return {eid: resolve(eid, ()) for eid in raw_entries}
 
 
 def _spec(eid: str, raw: dict, methods_config: dict, config: dict, path) -> EmbeddingSpec:

@@ -23,6 +23,15 @@ def figure_parts(fid: str) -> tuple[str, str]:
     return match.group(1), match.group(2)
 
 
+def summary_columns_of(spec: dict) -> list[str]:
+    """The run summary's columns: the figures sheet's ``summary.columns`` where it lists them, else every
+    data set the registry puts in the summary (a new data set shows without a sheet edit)."""
+    from staticvec.evaluate.datasets import summary_columns
+
+    summary = spec.get("summary") or {}
+    return list(summary["columns"]) if "columns" in summary else summary_columns()
+
+
 def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
     """Read and validate the report sheet.
 
@@ -114,7 +123,7 @@ def load_figures_spec(path, sheet=None, protocols=None, root=".") -> dict:
             if extra:
                 problems.append(f"{where}.{key}: {extra} are not bases of sweep {sweep.id!r}")
     summary = spec.get("summary") or {}
-    check_metrics(f"{path}: summary.columns", summary.get("columns", []))
+    check_metrics(f"{path}: summary.columns", summary_columns_of(spec))
     for protocol in summary.get("protocols", []):
         check_protocol(f"{path}: summary", protocol)
     if problems:
