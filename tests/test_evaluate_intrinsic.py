@@ -366,3 +366,34 @@ def test_a_job_without_analogy_never_imports_torch(tmp_path):
 
     assert run("ws353", "ap") == ["0", "False"]
     assert run("ws353", "google") == ["0", "True"]
+
+
+def test_every_task_kind_of_the_registry_has_a_scorer():
+    from staticvec.evaluate.datasets import DATASETS, TASKS
+    from staticvec.evaluate.intrinsic import SCORERS
+
+    assert {d.task for d in DATASETS.values()} <= set(SCORERS)
+    assert set(SCORERS) == set(TASKS) - {"neighbours"}  # neighbours is a listing, not a scored data set
+
+
+def test_a_new_kind_of_task_is_one_scorer_entry(tmp_path, monkeypatch):
+    """A data set of a kind the suite does not know is scored by the scorer registered for its kind, with the
+    options evaluate() was given; no branch of evaluate() names the kind."""
+    import dataclasses
+
+    from staticvec.evaluate import datasets, intrinsic
+
+    (tmp_path / "toy.txt").write_text("king\nqueen\nplum\n")
+    toy = dataclasses.replace(datasets.DATASETS["ws353"], name="toy", task="oddoneout", path="toy.txt",
+                              parser=lambda path: path.read_text().split(), records=3, label="Toy")
+    seen = []
+
+    def odd_one_out(lookup, words, options):
+        seen.append((words, options.seed, options.items))
+        return {"task": "oddoneout", "metric": "accuracy", "score": 0.5, "found": len(words), "total": 3}
+
+    monkeypatch.setitem(datasets.DATASETS, "toy", toy)
+    monkeypatch.setitem(intrinsic.SCORERS, "oddoneout", odd_one_out)
+    result = evaluate(royal_embedding(), ["toy"], tmp_path, seed=7, items=False)
+    assert seen == [(["king", "queen", "plum"], 7, False)]
+    assert result["results"]["toy"]["score"] == 0.5 and result["results"]["toy"]["oov_policy"] == "drop"

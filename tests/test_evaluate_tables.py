@@ -259,6 +259,7 @@ def test_each_intrinsic_job_scores_the_sets_its_readers_read():
     from staticvec.config import load_config
     from staticvec.dag import arguments
     from staticvec.dag.workflow import Workflow
+    from staticvec.sheets.figures import summary_columns_of
 
     config = load_config(["config/config.yaml"])
     assert config["evaluation"]["scope"] == "read"
@@ -266,7 +267,7 @@ def test_each_intrinsic_job_scores_the_sets_its_readers_read():
     assert w.figures["semglove_figure2a"]["metrics"] == ["ws353_sim"]
     point = w.sheet.sweeps["semglove_dim"].variant_id("glove", 100)
     assert w.intrinsic_sets(point) == ["ws353_sim"]
-    summary = w.figures_spec["summary"]["columns"]
+    summary = summary_columns_of(w.figures_spec)  # the registry's, the sheet listing none
     assert set(summary) <= set(w.intrinsic_sets("glove")) and len(summary) == 15
     assert w.intrinsic_sets("no-such-embedding") is None
     # the job's command line: --tasks ws353_sim, parsed back by the CLI

@@ -171,3 +171,20 @@ def test_the_workflow_plans_an_export_per_embedding_and_seed(shared_data):
     default = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--forceall"], capture_output=True, text=True,
                              env=env, cwd=REPO)
     assert default.returncode == 0 and not re.search(r"^export\s", default.stdout, re.M)  # not built by default
+
+
+def test_the_card_shows_the_summarys_similarity_and_analogy_sets_in_registry_order(monkeypatch):
+    import dataclasses
+
+    from staticvec.evaluate import datasets
+    from staticvec.export import headline_scores
+
+    scored = {name: {"task": d.task, "score": 0.5, "found": 1, "total": 2} for name, d in datasets.DATASETS.items()}
+    # a summary set scored by the run but of another kind (categorization, relational) is not a headline
+    rows = headline_scores({"web": {"results": dict(reversed(scored.items()))}})["web"]
+    expected = [d.label for d in datasets.DATASETS.values() if d.task in ("similarity", "analogy")]
+    assert [label for label, *_ in rows] == expected and "AP" not in expected and "SemEval-2012" not in expected
+    assert rows[0][1:] == (50.0, 1, 2)
+    # a set left out of the summary leaves the card too
+    monkeypatch.setitem(datasets.DATASETS, "rw", dataclasses.replace(datasets.DATASETS["rw"], in_summary=False))
+    assert "RW" not in [label for label, *_ in headline_scores({"web": {"results": scored}})["web"]]

@@ -22,8 +22,8 @@ from staticvec.errors import StaticvecError
 
 log = logging.getLogger(__name__)
 
-# the scores a card shows, where the run evaluated them: the summary's similarity sets and analogies
-HEADLINE_SETS = ("ws353", "ws353_sim", "ws353_rel", "simlex999", "rw", "men", "rg65", "simverb3500", "google", "msr")
+#: the task kinds whose scores a card shows (of the run summary's data sets, where the run evaluated them)
+HEADLINE_TASKS = ("similarity", "analogy")
 PROTOCOL_WORDS = {"web": "OOV words as the mean vector", "muse": "pairs with OOV words dropped, first 200k words",
                   "drop": "pairs with OOV words dropped"}
 
@@ -42,14 +42,16 @@ class Provenance:
 
 
 def headline_scores(results: dict[str, dict]) -> dict[str, list[tuple[str, float, int | None, int | None]]]:
-    """Per protocol: (data set label, score ×100, found, total) of the :data:`HEADLINE_SETS` it holds."""
+    """Per protocol: (data set label, score ×100, found, total) of the summary's data sets of a
+    :data:`HEADLINE_TASKS` kind (evaluate.datasets.DATASETS, in its order) that the result holds."""
     from staticvec.evaluate.datasets import DATASETS
     from staticvec.report.tables import result_value
 
+    headline = [d.name for d in DATASETS.values() if d.in_summary and d.task in HEADLINE_TASKS]
     out = {}
     for protocol, result in results.items():
         rows = []
-        for name in HEADLINE_SETS:
+        for name in headline:
             value, found, total = result_value(result, name)
             if value is not None:
                 rows.append((DATASETS[name].label, 100 * value, found, total))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import shlex
 
-from staticvec.dag.common import device_flags, fraction_shard_ids, online_flags, vocab_args
+from staticvec.dag.common import corpus_vocab, device_flags, fraction_shard_ids, online_flags, vocab_args
 from staticvec.dag.workflow import alternatives
 from staticvec.errors import StaticvecError
 
@@ -196,9 +196,7 @@ class SemgloveRules:
 
     def vocab(self, frac: str = "") -> str:
         """The corpus vocabulary (the teacher features' word ids are its rows), or a fraction's own."""
-        if not frac:
-            return self.tp.vocab()
-        return f"{self.results}/corpus/vocab.min{self.config['corpus']['min_count']}{frac}.tsv"
+        return corpus_vocab(self.results, self.config["corpus"]["min_count"], frac)
 
     def vocab_args(self) -> list[str]:
         return vocab_args(self.config)

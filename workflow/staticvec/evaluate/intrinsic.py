@@ -35,11 +35,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import logging
 import os
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from staticvec.embeddings import Embeddings
 from staticvec.errors import StaticvecError
@@ -88,6 +89,33 @@ def parse_view(text: str) -> tuple[str, bool, int | None]:
     return parts[0], parts[1] == "lower", max_vocab
 
 
+@dataclasses.dataclass(frozen=True)
+class ScoringOptions:
+    """How a task kind scores a data set (the ``evaluate`` keywords a scorer may read)."""
+
+    analogy_method: str = "3cosadd"
+    relational_score: str = "cosine"
+    semeval_split: str = "all"
+    categorization_method: str = "all"
+    seed: int = 0
+    device: str = "auto"
+    memory_mb: int = 1024
+    items: bool = True
+
+
+#: task kind (:attr:`Dataset.task <staticvec.evaluate.datasets.Dataset.task>`) → its scorer
+#: ``(lookup, parsed data, options) -> result entry``; a new kind of task registers its scorer here
+SCORERS: dict[str, Callable[[VectorLookup, object, ScoringOptions], dict]] = {
+    "similarity": lambda lookup, data, o: evaluate_similarity(lookup, data, items=o.items),
+    "analogy": lambda lookup, data, o: analogy.evaluate_analogy(lookup, data, o.analogy_method, o.device,
+                                                                o.memory_mb, items=o.items),
+    "relational": lambda lookup, data, o: relational.evaluate_relational(lookup, data, o.relational_score,
+                                                                         o.semeval_split),
+    "categorization": lambda lookup, data, o: categorization.evaluate_categorization(
+        lookup, data, o.categorization_method, o.seed),
+}
+
+
 def evaluate(
     embeddings: Embeddings | str | os.PathLike,
     tasks: Iterable[str] = ("all",),
@@ -120,6 +148,8 @@ def evaluate(
     if names:
         data_dir = find_data_dir(data_dir)
     lookup = VectorLookup(embeddings, oov=oov, lowercase=lowercase, max_vocab=max_vocab)
+    options = ScoringOptions(analogy_method, relational_score, semeval_split, categorization_method, seed, device,
+                             memory_mb, items)
     started = time.perf_counter()
     results = {}
     for name in names:
@@ -129,15 +159,7 @@ def evaluate(
             if parsed is not None:
                 parsed[name] = data
         data = parsed[name] if parsed is not None else data
-        task = DATASETS[name].task
-        if task == "similarity":
-            entry = evaluate_similarity(lookup, data, items=items)
-        elif task == "analogy":
-            entry = analogy.evaluate_analogy(lookup, data, analogy_method, device, memory_mb, items=items)
-        elif task == "relational":
-            entry = relational.evaluate_relational(lookup, data, relational_score, semeval_split)
-        else:
-            entry = categorization.evaluate_categorization(lookup, data, categorization_method, seed)
+        entry = SCORERS[DATASETS[name].task](lookup, data, options)
         entry["oov_policy"] = lookup.oov  # also at the top level; repeated so each entry stands alone
         entry["seconds"] = round(time.perf_counter() - t0, 3)
         results[name] = entry
