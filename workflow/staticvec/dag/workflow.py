@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from staticvec.config import resolve_path
-from staticvec.dag.common import corpus_shard, corpus_vocab, fraction_shard_ids, teacher_model, vocab_args
+from staticvec.dag.common import alternatives, corpus_shard, corpus_vocab, fraction_shard_ids, teacher_model, vocab_args
 from staticvec.errors import StaticvecError
 from staticvec.evaluate.datasets import eval_groups
 from staticvec.resources import Member, Registry, check_available
@@ -1270,11 +1270,6 @@ class Workflow:
     def final_targets(self) -> list[str]:
         return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets(), *self.figure_targets(),
                 *self.summary_targets(), *self.claims_targets(), *self.corpus_scale_targets()]
-
-
-def alternatives(names) -> str:
-    """A wildcard constraint matching exactly one of ``names`` (longest first; none: matches nothing)."""
-    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"
 
 
 def _relative_to_pattern(match: str, pattern: str) -> str:
