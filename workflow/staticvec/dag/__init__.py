@@ -4,7 +4,8 @@ The rule files name no path, flag or target themselves; they call these objects 
 ``workflow/rules/common.smk``):
 
     W   workflow.Workflow        the sheets (embeddings, tables, figures, claims), corpus, evaluation and
-                                 report paths and targets, the resolved parameters of every embedding
+                                 report paths and targets, the resolved parameters of every embedding:
+                                 a façade over one module per stage (``plan_resources`` ... ``plan_export``)
     TP  teacher.TeacherPlan      the teacher stage: feature sets, passes, their paths and flags
     SG  semglove.SemgloveRules   SemGloVe's co-occurrence stores, their paths, flags and memory
     P   paths.RulePaths          the remaining outputs, and every rule's log and benchmark file

@@ -1,6 +1,6 @@
 """What every planning object needs of the corpus and the teachers, written once: the corpus' shard and
-vocabulary files, the shards of a corpus fraction, the vocabulary, device and online flags, and a teacher
-id's model."""
+vocabulary files, the shards of a corpus fraction, the vocabulary, device and online flags, a teacher
+id's model, and the wildcard constraint matching one of a list of ids."""
 
 from __future__ import annotations
 
@@ -73,3 +73,8 @@ def teacher_model(config: dict, teacher_id: str) -> str:
     except KeyError:
         raise StaticvecError(f"teacher {teacher_id!r} is not in config teacher.models "
                              f"({', '.join(config['teacher']['models'])})") from None
+
+
+def alternatives(names) -> str:
+    """A wildcard constraint matching exactly one of ``names`` (longest first; none: matches nothing)."""
+    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or "(?!)"

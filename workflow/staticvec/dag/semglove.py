@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import shlex
 
-from staticvec.dag.common import corpus_vocab, device_flags, fraction_shard_ids, online_flags, vocab_args
-from staticvec.dag.workflow import alternatives
+from staticvec.dag.common import alternatives, corpus_vocab, device_flags, fraction_shard_ids, online_flags, vocab_args
 from staticvec.errors import StaticvecError
 
 
