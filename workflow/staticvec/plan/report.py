@@ -227,10 +227,10 @@ class Plan:
         per_entry = float(m.unit.value("store_bytes_per_entry"))
         modelled = sum(m.md_word_pairs(j.wildcards.get("frac", "")) for j in stores)
         bound = sum(m.md_word_pairs_bound(j.wildcards.get("frac", "")) for j in stores)
-        gate = " less what the window gate removes (the released code: 97.5 % on that shard)" \
-            if m.config["cooc"]["semglove"].get("gate_by_window") else " (ungated, the paper's eq. 14)"
+        gate = ", less what the window gate removes (the released code: 97.5 % on that shard)" \
+            if m.config["cooc"]["semglove"].get("gate_by_window") else ", ungated (the paper's eq. 14)"
         return (f"MLM word stores ({len(stores)}): {modelled:,.3g} entries, {modelled * per_entry / 1e9:,.0f} GB, "
-                f"modelled as the one measured store's share of V^2 ({100 * m.md_measured_share():.2f} %, one shard at "
+                f"modelled as the one measured store's share of V^2 ({100 * m.md_measured_share():.2f} %: one shard at "
                 f"{m.MD_MEASURED_VOCABULARY:,} words){gate}; what the builder can emit at most: V^2, {bound:,.3g} "
                 f"entries, {bound * per_entry / 1e9:,.0f} GB.")
 
