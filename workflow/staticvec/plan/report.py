@@ -211,11 +211,11 @@ class Plan:
     def disk_markdown(self) -> str:
         """When the peak disk is reached in the schedule and what it is made of (staticvec.plan.disk)."""
         p = self.disk()
-        parts = "; ".join(f"{rule} {kind} {gb:,.0f}" for rule, kind, gb in p.largest_parts())
+        parts = "; ".join(f"{rule} {kind} {gb:,.0f}" for rule, kind, gb in p.largest_parts() if gb >= 0.5) or "none over 0.5"
         return (f"Peak disk: the most that exists at once when every job starts as soon as its inputs exist and runs "
-                f"its modelled time ({p.makespan_hours:,.0f} h in all), temporary outputs deleted once their last reader "
+                f"its modelled time ({p.makespan_hours:,.1f} h in all), temporary outputs deleted once their last reader "
                 f"has run, plus the scratch of the {self.model.plan.get('scratch_jobs', 4)} largest jobs running (assumed): "
-                f"{p.gb:,.0f} GB at hour {p.hours:,.0f}: kept {p.kept_gb:,.0f}, temporary {p.temp_gb:,.0f}, scratch "
+                f"{p.gb:,.0f} GB at hour {p.hours:,.1f}: kept {p.kept_gb:,.0f}, temporary {p.temp_gb:,.0f}, scratch "
                 f"{p.scratch_gb:,.0f} GB (largest, GB: {parts}).")
 
     def md_stores_markdown(self) -> str:
