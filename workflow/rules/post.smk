@@ -58,7 +58,7 @@ rule post_artetxe:
     input:
         vectors=RF.post_base,
     output:
-        W.embedding("{emb}"),
+        RF.output("post_artetxe", W.embedding("{emb}")),  # paper.yaml: deleted once evaluated (plan.temporary)
     params:
         alpha=RF.artetxe_alpha,
         options=RF.artetxe_options(),

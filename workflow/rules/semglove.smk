@@ -117,7 +117,7 @@ rule semglove_words:
     input:
         unpack(RF.semglove_words_inputs),
     output:
-        SG.store("{variant}", "{frac}"),
+        RF.output("semglove_words", SG.store("{variant}", "{frac}")),  # paper.yaml: deleted once its GloVe runs are done
     params:
         flags=RF.semglove_words_args,
         memory_gb=SG.memory_gb,

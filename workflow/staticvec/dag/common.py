@@ -47,6 +47,16 @@ def leading_shards_for_sentences(config: dict, n_shards: int, sentences: int | N
     return max(1, min(n_shards, needed))
 
 
+def temporary(path: str, deleted_once_read: bool):
+    """``path`` as a rule's output, marked temporary (Snakemake's ``temp()``: deleted once every job that
+    reads it has run) when ``deleted_once_read``; the plain path otherwise (the laptop default keeps it)."""
+    if not deleted_once_read:
+        return path
+    from snakemake.io import temp
+
+    return temp(path)
+
+
 def vocab_args(config: dict) -> list[str]:
     """--min-count / --max-vocab of the corpus vocabulary, for every command that reads it."""
     corpus = config["corpus"]

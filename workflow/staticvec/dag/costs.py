@@ -19,14 +19,19 @@ Requests: runtime = modelled time × (1 + ``plan.runtime_margin``, or ``plan.gpu
 GPU) + ``plan.startup_minutes``; memory = modelled peak × (1 + ``plan.memory_margin``). A retried job
 (``attempt`` 2, ...) asks for ``attempt`` times as much.
 
+Disk: each job's outputs (``JobCost.disk_gb``), temporary where the rule's outputs are deleted once read
+(config ``plan.temporary``, :data:`TEMPORARY_RULES`; ``cooc.keep_shard_stores: false``), and its scratch while it
+runs; :mod:`staticvec.plan.disk` turns them into the peak over a schedule of the jobs.
+
 Routing: on a GPU run (``device: cuda`` or ``teacher.gpu``) a job asks for a GPU only where its rule is in
 config ``plan.gpu_rules`` (of :data:`GPU_CAPABLE_RULES`; the SemGloVe builders and ASE only when they run the
 teacher themselves); everything else (gensim, ASE from stored sums, merges, word-alone baselines,
 classification, evaluation) runs on CPU nodes. :meth:`CostModel.job_on` costs a job on either device, so the
-plan shows what each routing costs and at which price of a GPU-hour (``plan.gpu_hour_core_hours``) the other
-would be cheaper. A student on a GPU trains on the job's cores with the fast engine where the measured rates
-say that is faster than the GPU's autograd engine (:meth:`CostModel.student_trains_on_host`); the teacher
-stays on the GPU. GPU jobs get the cores their host side needs (tokenization and alignment at the GPU's rate).
+plan shows what each routing costs, each job's start-up included (:meth:`CostModel.routing_cost`), and at which
+price of a GPU-hour (``plan.gpu_hour_core_hours``) the other would be cheaper. A student on a GPU trains on
+the job's cores with the fast engine where the measured rates say that is faster than the GPU's autograd
+engine (:meth:`CostModel.student_trains_on_host`); the teacher stays on the GPU. GPU jobs get the cores their
+host side needs (tokenization and alignment at the GPU's rate).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from staticvec.dag.common import temporary
 from staticvec.dag.unit_costs import UnitCosts
 from staticvec.errors import StaticvecError
 
@@ -49,6 +55,13 @@ GB = 1e9
 GPU_CAPABLE_RULES = frozenset({"teacher_features", "teacher_mlm_head", "teacher_ase", "semglove_cooc_shard", "train_student",
                                "train_bert_sg", "tag", "tag_contextual", "train_glove"})
 RECOMPUTE_GPU_RULES = frozenset({"semglove_cooc_shard", "teacher_ase"})  # run the teacher only in teacher.cache: recompute
+
+# rules whose output a config may mark temporary (config plan.temporary: deleted once every job reading it has
+# run): one file each (temp() deletes the declared file only), read only by other jobs of the DAG, and cheap to
+# make again against what keeping it costs at paper scale. Artetxe et al.'s tables: read by their evaluation
+# alone (the sweep's 41 alphas x seeds), a few minutes each to recompute; the MLM word stores of eq. 14: read
+# by their GloVe runs alone, one CPU job from the merged piece store (which stays)
+TEMPORARY_RULES = frozenset({"post_artetxe", "semglove_words"})
 
 # rules whose memory follows the size of their input files once those exist (MB -> peak MB); before, the model's
 INPUT_SIZED_MEMORY = {"figure": lambda mb: 2000 + 3 * mb}  # t-SNE figures load whole vector files, one at a time
@@ -200,6 +213,11 @@ class CostModel:
         if unknown:
             raise StaticvecError(f"config plan.gpu_rules: {', '.join(unknown)} has no GPU path (rules with one: "
                                  f"{', '.join(sorted(GPU_CAPABLE_RULES))})")
+        self.temporary = frozenset(plan.get("temporary") or ())
+        unknown = sorted(self.temporary - TEMPORARY_RULES)
+        if unknown:
+            raise StaticvecError(f"config plan.temporary: {', '.join(unknown)} cannot be temporary (rules whose "
+                                 f"outputs can: {', '.join(sorted(TEMPORARY_RULES))})")
         self._forced_device: dict[str, str] = {}
         self._reference = None
         self._reference_meta = None
@@ -226,6 +244,10 @@ class CostModel:
             self._sizes = CorpusSizes(self.config, self.unit, load_manifest(path) if state else None)
         return self._sizes
 
+    def output(self, rule: str, path: str):
+        """A rule's output, temporary where config plan.temporary lists the rule (:data:`TEMPORARY_RULES`)."""
+        return temporary(path, rule in self.temporary)
+
     # ------------------------------------------------------------ routing and threads
     def device(self, rule: str) -> str:
         if rule in self._forced_device:
@@ -241,6 +263,17 @@ class CostModel:
             return self.job(rule, wildcards)
         finally:
             del self._forced_device[rule]
+
+    def held_hours(self, cost: JobCost) -> float:
+        """Hours a job holds its allocation: its modelled work plus ``plan.startup_minutes`` (imports, loading the
+        model, file system latency), which every allocation pays whatever its work."""
+        return cost.work_s / 3600 + float(self.plan.get("startup_minutes", 5)) / 60
+
+    def routing_cost(self, cost: JobCost, price: float) -> float:
+        """A job's cost in core-hours on its device, start-up included: its cores x the hours it holds them, and
+        on a GPU the GPU-hours it holds x ``price`` (core-hours per GPU-hour, ``plan.gpu_hour_core_hours``)."""
+        held = self.held_hours(cost)
+        return held * cost.threads + (held * float(price) if cost.device == "gpu" else 0.0)
 
     def student_trains_on_host(self, method: str, threads: int) -> bool:
         """On a GPU job: whether the fast CPU engine on the job's ``threads`` cores trains ``method`` faster than
@@ -590,24 +623,55 @@ class CostModel:
         entries = self._semglove_variant_entries(wc["variant"], k)
         return self._merge(rule, 1, entries, entries, "one pass over the fraction's store")
 
-    def md_word_pairs(self, frac: str = "") -> float:
-        """Word pairs of an MLM word store (eq. 14): one measured shard's pairs scaled by (V / 21,243)^2 —
-        each piece pair spreads over the words holding either piece, both in proportion to V (assumed,
-        measured at one vocabulary only); at most V^2; the released code's window gate keeps 2.5 % of them
-        (255,788 of 10,146,677 on the measured shard)."""
+    # the one measured MLM word store (benchmarks/README.md, SemGloVe builders): one 125k-token shard's md piece
+    # table of MiniLM's WordPiece pieces mapped to the 21,243 words of the 1M-token corpus
+    MD_MEASURED_VOCABULARY = 21243
+
+    def md_store_vocabulary(self, frac: str = "") -> float:
         k = len(self.W.frac_shard_ids(frac))
-        v = self.sizes.vocabulary(self.sizes.fraction_tokens(k))
-        pairs = min(float(self.unit.value("semglove_md_pairs_per_shard")) * (v / 21243) ** 2, v * v)
+        return self.sizes.vocabulary(self.sizes.fraction_tokens(k))
+
+    def md_word_pairs(self, frac: str = "") -> float:
+        """Word pairs (store entries) of an MLM word store over the fraction's vocabulary of V words.
+
+        What the builder can emit (``staticvec.cooc.semantic.pieces_to_words``, eq. 14: X = A M Aᵀ): a word pair
+        (i, j) for every piece pair (k, l) of the merged piece table M with k a piece of word i and l of word j,
+        so at most Σ_(k,l)∈M c_k c_l (c_k: the vocabulary words holding piece k; the builder logs this bound)
+        and at most V², the hard bound. Unlike a window store's (at most tokens × 2 × window entries), the
+        count has no bound in tokens: one piece pair spreads over every word pair holding its pieces, and the
+        measured shard gave 33 word pairs per piece pair (10,146,677 from 311,019).
+
+        Modelled, from that single measurement: the measured share of V² (10,146,677 / 21,243² = 2.25 %) at
+        the fraction's V, i.e. a density constant in V, at most V² (:meth:`md_word_pairs_bound`). Only one
+        vocabulary and one piece table were measured, so this is an assumption, not a fit: a piece table
+        over more text holds more piece pairs, and a larger vocabulary adds mostly rare multi-piece words
+        whose pieces (``##s``, ``##ing``) pair widely, so the density may grow with the corpus. The released
+        code's window gate (``cooc.semglove.gate_by_window``) keeps 2.5 % of the pairs (255,788 of 10,146,677
+        on the measured shard)."""
+        v = self.md_store_vocabulary(frac)
+        pairs = min(self.md_measured_share() * v * v, self.md_word_pairs_bound(frac))
         if self.config["cooc"]["semglove"].get("gate_by_window"):
             pairs *= 255788 / 10146677
         return pairs
+
+    def md_measured_share(self) -> float:
+        """The measured MLM word store's entries over V² (10,146,677 / 21,243²)."""
+        return float(self.unit.value("semglove_md_pairs_per_shard")) / self.MD_MEASURED_VOCABULARY ** 2
+
+    def md_word_pairs_bound(self, frac: str = "") -> float:
+        """The most word pairs an MLM word store over the fraction's vocabulary can hold: V² (eq. 14 pairs every
+        word with every word at most once; gated: only pairs of the window store, which is at most tokens × 2 ×
+        window, plus single-piece pairs)."""
+        v = self.md_store_vocabulary(frac)
+        return v * v
 
     def _semglove_words(self, rule, wc) -> JobCost:
         pairs = self.md_word_pairs(wc.get("frac", ""))
         work = pairs * float(self.unit.value("semglove_words_s_per_pair"))
         return JobCost(rule, "cpu", 1, work, self.SG.words_memory_mb() / 1.3,
-                       pairs * float(self.unit.value("store_bytes_per_entry")) / GB,
-                       basis="word pairs x semglove_words_s_per_pair; pairs ~ V^2 (assumed)", flags=("unmeasured growth",))
+                       pairs * float(self.unit.value("store_bytes_per_entry")) / GB, temp=rule in self.temporary,
+                       basis="word pairs x semglove_words_s_per_pair; pairs: the one measured store's share of V^2 "
+                             "(2.25 %), at most V^2", flags=("unmeasured growth",))
 
     def _semglove_restrict(self, rule, wc) -> JobCost:
         variant = wc.get("variant") or next(v for v, d in self.SG.variants.items() if d["source"] == "window_counts")
@@ -846,7 +910,8 @@ class CostModel:
         ref = self._reference_job(rule, scale=scale, threads=2 if rule == "post_artetxe" else 1)
         vocab = self.emb_vocabulary(wc["emb"]) if wc.get("emb") else self.sizes.vocabulary()
         dim = self.emb_dim(wc["emb"]) if wc.get("emb") else 300
-        return replace(ref, peak_mb=ref.peak_mb + 3 * self.vectors_gb(vocab, dim) * 1000, disk_gb=self.vectors_gb(vocab, dim))
+        return replace(ref, peak_mb=ref.peak_mb + 3 * self.vectors_gb(vocab, dim) * 1000, disk_gb=self.vectors_gb(vocab, dim),
+                       temp=rule in self.temporary)
 
     _post_artetxe = _post
     _post_retrofit = _post

@@ -27,7 +27,7 @@ from staticvec.errors import StaticvecError
 
 BLOCK = re.compile(r"^(?:local)?rule (\S+):$")
 MESSAGE = re.compile(r"^Job \d+: (.+)$")
-FIELDS = ("output", "wildcards", "benchmark", "threads")
+FIELDS = ("input", "output", "wildcards", "benchmark", "threads")
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,23 @@ class PlannedJob:
     rule: str | None
     output: str = ""
     wildcards: str = ""
+    input: str = ""
     benchmark: str | None = None
     threads: int = 1
     message: str | None = None
+
+    @property
+    def inputs(self) -> list[str]:
+        return split_files(self.input)
+
+    @property
+    def outputs(self) -> list[str]:
+        return split_files(self.output)
+
+
+def split_files(field: str) -> list[str]:
+    """The files of a block's ``input:`` or ``output:`` line (Snakemake joins them with ', ')."""
+    return [f for f in field.split(", ") if f] if field else []
 
 
 def planned_jobs(dry_run_output: str) -> list[PlannedJob]:

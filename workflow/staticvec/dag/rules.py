@@ -57,6 +57,11 @@ class RuleFunctions:
         """A rule's ``resources:``: mem_mb, runtime, and a GPU where the model routes the rule to one."""
         return self.costs.resources(rule, **fixed)
 
+    def output(self, rule: str, path: str):
+        """A rule's output, temporary (deleted once every job reading it has run) where config plan.temporary
+        lists the rule (paper.yaml: the Artetxe sweep's tables and the MLM word stores); kept otherwise."""
+        return self.costs.output(rule, path)
+
     # ------------------------------------------------------------ generic
     @property
     def device(self) -> str:

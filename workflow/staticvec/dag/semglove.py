@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import shlex
 
-from staticvec.dag.common import alternatives, corpus_vocab, device_flags, fraction_shard_ids, online_flags, vocab_args
+from staticvec.dag.common import (alternatives, corpus_vocab, device_flags, fraction_shard_ids, online_flags, temporary,
+                                   vocab_args)
 from staticvec.errors import StaticvecError
 
 
@@ -100,11 +101,7 @@ class SemgloveRules:
         return bool(self.config["cooc"].get("keep_shard_stores", True))
 
     def _shard_output(self, path: str):
-        if self.keep_shard_stores:
-            return path
-        from snakemake.io import temp
-
-        return temp(path)
+        return temporary(path, not self.keep_shard_stores)
 
     def shard_outputs(self) -> dict:
         """Named outputs of the per-shard job (a ``{shard}`` wildcard left in)."""

@@ -3,9 +3,8 @@ per rule and in total (jobs, CPU-hours, GPU-hours, peak memory, disk), with the 
 
 The jobs are Snakemake's own (``snakemake -n --forceall``, read by :mod:`staticvec.dag.dryrun`), and each
 job's figures are the ones its rule requests from SLURM (:meth:`CostModel.resources`), so the table is what
-the cluster would be asked for. The peak disk is every kept output, plus the largest set of temporary
-outputs of one rule (they live together until their reader has run), plus the scratch of the
-``plan.scratch_jobs`` largest jobs running at once.
+the cluster would be asked for. The peak disk is the most that exists at once over a schedule of those jobs,
+temporary outputs deleted once their readers have run (:mod:`staticvec.plan.disk`).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ import yaml
 from staticvec.dag.costs import GPU_CAPABLE_RULES, CostModel, JobCost, Wildcards
 from staticvec.dag.dryrun import dry_run, job_rule_and_wildcards, planned_jobs
 from staticvec.dag.unit_costs import UnitCosts, load_gpu_check, overlay_gpu_check
+from staticvec.plan.disk import DiskPeak, ScheduledJob, disk_peak
 
 
 @dataclass
@@ -29,6 +29,12 @@ class CostedJob:
     cost: JobCost
     mem_mb: int
     runtime_min: int
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+
+    def scheduled(self) -> ScheduledJob:
+        c = self.cost
+        return ScheduledJob(self.rule, self.inputs, self.outputs, c.work_s, c.disk_gb, c.temp, c.scratch_gb)
 
 
 @dataclass
@@ -56,6 +62,7 @@ class Plan:
     model: CostModel
     jobs: list[CostedJob]
     replaced: list[str] = field(default_factory=list)  # GPU figures taken from a gpu_check JSON
+    _disk: DiskPeak | None = field(default=None, repr=False)
 
     def rules(self) -> list[RuleTotal]:
         out: dict[str, RuleTotal] = {}
@@ -79,12 +86,15 @@ class Plan:
             r.flags.update(c.flags)
         return sorted(out.values(), key=lambda r: -(r.cpu_h + 100 * r.gpu_h))
 
+    def disk(self) -> DiskPeak:
+        if self._disk is None:
+            self._disk = disk_peak([j.scheduled() for j in self.jobs], int(self.model.plan.get("scratch_jobs", 4)))
+        return self._disk
+
     def totals(self) -> dict:
         rules = self.rules()
-        scratch = sorted((j.cost.scratch_gb for j in self.jobs), reverse=True)
-        n_scratch = int(self.model.plan.get("scratch_jobs", 4))
         kept = sum(r.disk_gb for r in rules)
-        temp = max((r.temp_gb for r in rules), default=0.0)
+        peak = self.disk()
         gpu_jobs = [j for j in self.jobs if j.cost.device == "gpu"]
         threshold = float(self.model.plan.get("gpu_allocation_minutes", 30))
         short = sorted((j for j in gpu_jobs if j.cost.work_s / 60 < threshold), key=lambda j: j.cost.work_s)
@@ -97,7 +107,11 @@ class Plan:
             "shortest_gpu_job_min": min((j.cost.work_s / 60 for j in gpu_jobs), default=None),
             "short_gpu_jobs": [f"{j.rule} {_wildcards_text(j.wildcards)} ({j.cost.work_s / 60:.0f} min)" for j in short],
             "kept_disk_gb": kept,
-            "peak_disk_gb": kept + temp + sum(scratch[:n_scratch]),
+            "temporary_disk_gb": sum(r.temp_gb for r in rules),
+            "peak_disk_gb": peak.gb,
+            "peak_disk": {"hours": peak.hours, "kept_gb": peak.kept_gb, "temporary_gb": peak.temp_gb,
+                          "scratch_gb": peak.scratch_gb, "makespan_hours": peak.makespan_hours,
+                          "largest": [{"rule": r, "kind": k, "gb": gb} for r, k, gb in peak.largest_parts()]},
             "disk_budget_gb": float(self.model.plan.get("disk_budget_gb", 1000)),
             "largest_mem_mb": biggest.mem_mb,
             "largest_mem_job": f"{biggest.rule} {_wildcards_text(biggest.wildcards)}".strip(),
@@ -107,9 +121,10 @@ class Plan:
         }
 
     def routing(self) -> list[dict]:
-        """Each rule with a CUDA path costed both ways over its jobs: GPU-hours and the GPU jobs' core-hours
-        on GPUs, core-hours on CPU nodes; the price of a GPU-hour (in core-hours) below which the GPU is the
-        cheaper, and which is cheaper at ``plan.gpu_hour_core_hours``."""
+        """Each rule with a CUDA path costed both ways over its jobs, each job's start-up included (what every
+        allocation pays: CostModel.held_hours): GPU-hours and the GPU jobs' core-hours on GPUs, core-hours on CPU
+        nodes; the price of a GPU-hour (in core-hours) below which the GPU is the cheaper, and which is cheaper at
+        ``plan.gpu_hour_core_hours``."""
         price = self.model.plan.get("gpu_hour_core_hours")
         out: dict[str, dict] = {}
         for job in self.jobs:
@@ -120,9 +135,9 @@ class Plan:
             r = out.setdefault(job.rule, {"rule": job.rule, "jobs": 0, "routed": job.cost.device, "gpu_hours": 0.0,
                                           "gpu_core_hours": 0.0, "cpu_core_hours": 0.0, "cpu_longest_h": 0.0})
             r["jobs"] += 1
-            r["gpu_hours"] += gpu.gpu_hours
-            r["gpu_core_hours"] += gpu.core_hours
-            r["cpu_core_hours"] += cpu.core_hours
+            r["gpu_hours"] += self.model.held_hours(gpu)
+            r["gpu_core_hours"] += self.model.routing_cost(gpu, 0.0)
+            r["cpu_core_hours"] += self.model.routing_cost(cpu, 0.0)
             r["cpu_longest_h"] = max(r["cpu_longest_h"], cpu.work_s / 3600)
         for r in out.values():
             r["break_even"] = (r["cpu_core_hours"] - r["gpu_core_hours"]) / r["gpu_hours"] if r["gpu_hours"] else None
@@ -170,11 +185,15 @@ class Plan:
             f"{t['gpu_hours']:,.1f} GPU-hours in {t['gpu_jobs']} GPU jobs"
             + (f" (the shortest {t['shortest_gpu_job_min']:,.0f} min of modelled work)" if t["gpu_jobs"] else "")
             + f"; peak disk {t['peak_disk_gb']:,.0f} GB (budget {t['disk_budget_gb']:,.0f} GB; kept outputs "
-            f"{t['kept_disk_gb']:,.0f} GB); largest memory request {t['largest_mem_mb'] / 1000:,.1f} GB "
-            f"({t['largest_mem_job']}).**",
+            f"{t['kept_disk_gb']:,.0f} GB, temporary {t['temporary_disk_gb']:,.0f} GB); largest memory request "
+            f"{t['largest_mem_mb'] / 1000:,.1f} GB ({t['largest_mem_job']}).**",
             f"Requested (with margins): {t['requested_cpu_hours']:,.0f} CPU core-hours, {t['requested_gpu_hours']:,.1f} GPU-hours; "
             f"the longest request {_hours(t['longest_runtime_min'])}.",
+            self.disk_markdown(),
         ]
+        md = self.md_stores_markdown()
+        if md:
+            lines.append(md)
         if t["short_gpu_jobs"]:
             short, more = t["short_gpu_jobs"][:8], len(t["short_gpu_jobs"]) - 8
             lines.append(f"{len(t['short_gpu_jobs'])} GPU job(s) under {self.model.plan.get('gpu_allocation_minutes', 30)} "
@@ -189,9 +208,36 @@ class Plan:
         return "\n".join(lines)
 
 
+    def disk_markdown(self) -> str:
+        """When the peak disk is reached in the schedule and what it is made of (staticvec.plan.disk)."""
+        p = self.disk()
+        parts = "; ".join(f"{rule} {kind} {gb:,.0f}" for rule, kind, gb in p.largest_parts() if gb >= 0.5) or "none over 0.5"
+        return (f"Peak disk: the most that exists at once when every job starts as soon as its inputs exist and runs "
+                f"its modelled time ({p.makespan_hours:,.1f} h in all), temporary outputs deleted once their last reader "
+                f"has run, plus the scratch of the {self.model.plan.get('scratch_jobs', 4)} largest jobs running (assumed): "
+                f"{p.gb:,.0f} GB at hour {p.hours:,.1f}: kept {p.kept_gb:,.0f}, temporary {p.temp_gb:,.0f}, scratch "
+                f"{p.scratch_gb:,.0f} GB (largest, GB: {parts}).")
+
+    def md_stores_markdown(self) -> str:
+        """The MLM word stores' modelled size against what the builder can emit at most (CostModel.md_word_pairs)."""
+        stores = [j for j in self.jobs if j.rule == "semglove_words"]
+        if not stores:
+            return ""
+        m = self.model
+        per_entry = float(m.unit.value("store_bytes_per_entry"))
+        modelled = sum(m.md_word_pairs(j.wildcards.get("frac", "")) for j in stores)
+        bound = sum(m.md_word_pairs_bound(j.wildcards.get("frac", "")) for j in stores)
+        gate = ", less what the window gate removes (the released code: 97.5 % on that shard)" \
+            if m.config["cooc"]["semglove"].get("gate_by_window") else ", ungated (the paper's eq. 14)"
+        return (f"MLM word stores ({len(stores)}): {modelled:,.3g} entries, {modelled * per_entry / 1e9:,.0f} GB, "
+                f"modelled as the one measured store's share of V^2 ({100 * m.md_measured_share():.2f} %: one shard at "
+                f"{m.MD_MEASURED_VOCABULARY:,} words){gate}; what the builder can emit at most: V^2, {bound:,.3g} "
+                f"entries, {bound * per_entry / 1e9:,.0f} GB.")
+
     def routing_markdown(self) -> list[str]:
         price = self.model.plan.get("gpu_hour_core_hours")
-        lines = ["", "GPU or CPU nodes: each rule with a CUDA path costed both ways (`plan.gpu_rules` routes; "
+        lines = ["", "GPU or CPU nodes: each rule with a CUDA path costed both ways, every job's start-up of "
+                 f"{self.model.plan.get('startup_minutes', 5)} min included (`plan.gpu_rules` routes; "
                  f"a GPU-hour priced at {price if price is not None else '(plan.gpu_hour_core_hours not set)'} "
                  "core-hours):", "",
                  "| rule | jobs | routed to | on GPUs: GPU-h | their cores' core-h | on CPU nodes: core-h | "
@@ -252,8 +298,14 @@ def cost_plan(configfiles: list, root: str | Path = ".", gpu_check: list | None 
         if named is None or named[0] == "all":
             continue
         rule, wildcards = named
+        inputs, outputs = planned.inputs, planned.outputs
+        if planned.rule is None:  # a teacher pass, printed as its message alone: its files from the planning layer
+            wc = Wildcards(wildcards)
+            inputs = list(rf.teacher_feature_inputs(wc).values())
+            outputs = [model.TP.features(wc.teacher, wc.fset, wc.shard)]
         cost = model.job(rule, Wildcards(wildcards))
-        jobs.append(CostedJob(rule, wildcards, cost, model.mem_mb(cost), model.runtime_minutes(cost)))
+        jobs.append(CostedJob(rule, wildcards, cost, model.mem_mb(cost), model.runtime_minutes(cost),
+                              tuple(inputs), tuple(outputs)))
     return Plan(config, model, jobs, replaced)
 
 
