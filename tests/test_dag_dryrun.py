@@ -38,10 +38,13 @@ def test_blocks_and_messages_in_printed_order():
     assert planned_jobs(DRY_RUN) == [
         PlannedJob(rule="train_glove",
                    output="results/x/embeddings/glove/seed1/vectors.bin, results/x/embeddings/glove/seed1/record.json",
-                   wildcards="emb=glove, seed=1", benchmark="results/x/benchmarks/train/glove/seed1.tsv", threads=2),
+                   wildcards="emb=glove, seed=1", input="results/x/cooc/window5.cooc",
+                   benchmark="results/x/benchmarks/train/glove/seed1.tsv", threads=2),
         PlannedJob(rule=None, message="teacher minilm / set sentence / shard 00003: sentence context"),
-        PlannedJob(rule="all"),
+        PlannedJob(rule="all", input="results/x/embeddings/glove/seed1/vectors.bin"),
     ]
+    glove = planned_jobs(DRY_RUN)[0]
+    assert glove.inputs == ["results/x/cooc/window5.cooc"] and glove.outputs[1].endswith("record.json")
 
 
 def test_a_block_ends_at_the_first_unindented_line():
