@@ -404,9 +404,9 @@ class CostModel:
         wc = Wildcards(dict(wildcards.items()) if hasattr(wildcards, "items") else {})
         name = "evaluate_intrinsic" if rule.startswith("evaluate_intrinsic") else rule
         method = getattr(self, "_" + name, None)
-        if method is None:
-            return self._reference_job(rule)
-        return method(rule, wc, **fixed)
+        cost = self._reference_job(rule) if method is None else method(rule, wc, **fixed)
+        # config plan.temporary: the rule's outputs are deleted once read (one place for every rule it may list)
+        return replace(cost, temp=True) if rule in self.temporary else cost
 
     # reference run: per-job figures of the rules whose work does not grow with the corpus
     def reference_rules(self) -> dict:
@@ -669,7 +669,7 @@ class CostModel:
         pairs = self.md_word_pairs(wc.get("frac", ""))
         work = pairs * float(self.unit.value("semglove_words_s_per_pair"))
         return JobCost(rule, "cpu", 1, work, self.SG.words_memory_mb() / 1.3,
-                       pairs * float(self.unit.value("store_bytes_per_entry")) / GB, temp=rule in self.temporary,
+                       pairs * float(self.unit.value("store_bytes_per_entry")) / GB,
                        basis="word pairs x semglove_words_s_per_pair; pairs: the one measured store's share of V^2 "
                              "(2.25 %), at most V^2", flags=("unmeasured growth",))
 
@@ -910,8 +910,7 @@ class CostModel:
         ref = self._reference_job(rule, scale=scale, threads=2 if rule == "post_artetxe" else 1)
         vocab = self.emb_vocabulary(wc["emb"]) if wc.get("emb") else self.sizes.vocabulary()
         dim = self.emb_dim(wc["emb"]) if wc.get("emb") else 300
-        return replace(ref, peak_mb=ref.peak_mb + 3 * self.vectors_gb(vocab, dim) * 1000, disk_gb=self.vectors_gb(vocab, dim),
-                       temp=rule in self.temporary)
+        return replace(ref, peak_mb=ref.peak_mb + 3 * self.vectors_gb(vocab, dim) * 1000, disk_gb=self.vectors_gb(vocab, dim))
 
     _post_artetxe = _post
     _post_retrofit = _post
