@@ -265,3 +265,33 @@ def test_the_default_run_plans_the_model2vec_row(shared_data):
     table3 = next(line for line in out.splitlines() if "staticvec report table" in line and "--table x2static_table3" in line)
     assert "model2vec_teacher_dim=results/default/eval/model2vec_teacher_dim/seed1/intrinsic.muse.json" in table3
     assert "benchmark: results/default/benchmarks/train/model2vec/seed1.tsv" in out  # its seconds in the timings
+
+
+def test_an_added_word_is_the_mean_over_its_own_pieces_when_the_tokenizer_pads_to_a_fixed_length(one_torch_thread):
+    """all-MiniLM-L6-v2's tokenizer pads every text to 128; the library encodes an added word with the tokenizer
+    as given and masks by sequence length, so without `unpadded` the word's mean runs over [PAD] states."""
+    import types
+
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from staticvec.train.model2vec import Model2VecParams, distill_teacher, unpadded
+
+    tokenizer = wordpiece_tokenizer()
+    torch.manual_seed(0)
+    encoder = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=2,
+                                   num_attention_heads=2, intermediate_size=32, max_position_embeddings=64,
+                                   pad_token_id=tokenizer.pad_token_id)).eval()
+    tokenizer.backend_tokenizer.enable_padding(pad_id=tokenizer.pad_token_id, pad_token="[PAD]", length=24)
+    assert len(tokenizer.backend_tokenizer.encode("unbelievable").ids) == 24  # the padding the test is about
+    assert len(unpadded(tokenizer).backend_tokenizer.encode("unbelievable").ids) == 5  # [CLS] un ##believ ##able [SEP]
+    assert tokenizer.backend_tokenizer.padding["length"] == 24  # the teacher's own tokenizer is left as it was
+    teacher = types.SimpleNamespace(encoder=encoder, tokenizer=tokenizer, device="cpu")
+    params = Model2VecParams(pca_dims=None, sif_coefficient=None, vocabulary="run", quantize_to="float32")
+    model = distill_teacher(teacher, params, ["unbelievable", "cat"])
+
+    ids = torch.tensor([tokenizer.convert_tokens_to_ids(["[CLS]", "un", "##believ", "##able", "[SEP]"])])
+    with torch.no_grad():
+        expected = encoder(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state[0].mean(0).numpy()
+    row = model.embedding[model.tokenizer.token_to_id("unbelievable")]
+    np.testing.assert_allclose(row, expected, rtol=1e-5, atol=1e-6)

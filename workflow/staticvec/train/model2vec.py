@@ -128,13 +128,37 @@ def distill_teacher(teacher, params: Model2VecParams, words=None, offline: bool 
     try:
         with _no_hub_lookup(offline):
             return distill_from_model(
-                model=teacher.encoder, tokenizer=teacher.tokenizer, vocabulary=vocabulary,
+                model=teacher.encoder, tokenizer=unpadded(teacher.tokenizer), vocabulary=vocabulary,
                 device=str(teacher.device), pca_dims=params.pca_dims, sif_coefficient=params.sif_coefficient,
                 token_remove_pattern=params.token_remove_pattern, quantize_to=params.quantize_to,
                 pooling=params.pooling,
             )
     finally:
         quiet.setLevel(level)
+
+
+def unpadded(tokenizer):
+    """The tokenizer, or a copy of it that pads a single text to nothing (to the longest of a batch) where it
+    pads to a fixed length.
+
+    The library (model2vec 0.10, ``distill_from_model``) encodes each added word with the tokenizer as given
+    (``turn_tokens_into_ids``: ``tokenizer.encode(word).ids``) and then masks by each sequence's length, so a
+    tokenizer that pads to a fixed length - all-MiniLM-L6-v2's ``tokenizer.json`` pads to 128 - makes every
+    added word a 128-token sequence whose mean runs over ~125 [PAD] states: wrong vectors, and ~40x the
+    forward passes (2026-11-27, Tokenlearn's 56,000-word vocabulary). The library's own ``StaticModel``
+    disables that padding at encoding time (``_disable_padding``); this does the same before distilling.
+    Teacher tokens (``vocabulary: teacher``) are looked up, never encoded, so they are unchanged by it."""
+    import copy
+
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    padding = backend.padding if backend is not None else None
+    if not padding or padding.get("length") is None:
+        return tokenizer
+    tokenizer = copy.deepcopy(tokenizer)
+    tokenizer.backend_tokenizer.enable_padding(direction=padding["direction"], pad_id=padding["pad_id"],
+                                               pad_type_id=padding["pad_type_id"], pad_token=padding["pad_token"],
+                                               pad_to_multiple_of=padding["pad_to_multiple_of"])
+    return tokenizer
 
 
 def encode_words(model, words, counts=None, batch_size: int = 4096):
