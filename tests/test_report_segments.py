@@ -47,3 +47,42 @@ def test_a_terminated_sitting_forwards_the_signal_and_still_records_its_end(tmp_
     wrapper.wait(timeout=30)
     rows = read_segments(run / "segments.tsv")
     assert len(rows) == 1 and rows[0]["exit"] == str(-signal.SIGTERM) and rows[0]["end_utc"]
+
+
+def test_steal_is_the_hypervisors_share_of_the_cpu_time_between_two_readings():
+    from staticvec.report.segments import steal_percent
+
+    # user nice system idle iowait irq softirq steal guest guest_nice (ticks)
+    before = (100, 0, 50, 800, 10, 0, 0, 40, 0, 0)
+    after = (200, 0, 100, 1500, 20, 0, 0, 80, 5, 0)
+    # deltas 100 + 0 + 50 + 700 + 10 + 0 + 0 + 40 = 900 ticks, 40 stolen (guest time is inside user: not added)
+    assert steal_percent(before, after) == f"{100 * 40 / 900:.1f}" == "4.4"
+    assert steal_percent((), after) == "" and steal_percent(before, before) == ""
+
+
+def test_the_host_speed_is_a_positive_rate_that_falls_with_a_slower_host(monkeypatch):
+    import staticvec.report.segments as segments
+
+    fast = float(segments.calibration(repeats=3, products=2))
+    assert fast > 0
+    clock = iter(x * 0.5 for x in range(100))  # every product timed as 0.5 s: a slow host, known rate
+    monkeypatch.setattr(segments.time, "perf_counter", lambda: next(clock))
+    m, k, n = segments.CALIBRATION_SHAPE
+    assert segments.calibration(repeats=3, products=2) == f"{2 * m * k * n * 2 / 0.5 / 1e9:.1f}"
+
+
+def test_a_file_from_before_the_host_columns_reads_and_keeps_its_rows(tmp_path):
+    from staticvec.report.segments import REQUIRED_FIELDS, segments_markdown
+
+    run = tmp_path / "run"
+    run.mkdir()
+    old = ["1", "2026-11-27 10:20:08", "2026-11-27 10:41:06", "1258", "killed", "10:20:08 up 6:27, load average: 2.31",
+           "not recorded", "vm", "AMD EPYC (avx2)", "2", "snakemake --cores all"]
+    (run / "segments.tsv").write_text("\t".join(REQUIRED_FIELDS) + "\n" + "\t".join(old) + "\n")
+    assert run_segment(run, [sys.executable, "-c", "pass"]) == 0
+    rows = read_segments(run / "segments.tsv")
+    assert [r["segment"] for r in rows] == ["1", "2"] and rows[0]["wall_s"] == "1258"
+    assert rows[0]["calibration_gflops"] == "" and float(rows[1]["calibration_gflops"]) > 0
+    assert rows[1]["steal_pct"] == "" or 0 <= float(rows[1]["steal_pct"]) <= 100
+    old_line = next(line for line in segments_markdown(rows) if line.startswith("| 1 "))
+    assert old_line.rstrip(" |").endswith("| — | —")
