@@ -660,8 +660,9 @@ class CostModel:
 
     def md_word_pairs_bound(self, frac: str = "") -> float:
         """The most word pairs an MLM word store over the fraction's vocabulary can hold: V² (eq. 14 pairs every
-        word with every word at most once; gated: only pairs of the window store, which is at most tokens × 2 ×
-        window, plus single-piece pairs)."""
+        word with every word at most once). Gated or not, this is the bound; the window gate's share is applied
+        to the modelled pairs in :meth:`md_word_pairs`, not here (a gated store's own bound, the window store's
+        entries plus single-piece pairs, is not modelled)."""
         v = self.md_store_vocabulary(frac)
         return v * v
 
