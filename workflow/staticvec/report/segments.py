@@ -145,9 +145,10 @@ def run_segment(run_dir: str | os.PathLike, command: list[str]) -> int:
     path = Path(run_dir) / "segments.tsv"
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = read_segments(path)
+    speed = calibration()  # before the sitting's clock starts: its ~2 s (torch's import) are not the command's
     start = time.monotonic()
     row = {"segment": str(len(rows) + 1), "start_utc": _now(), "uptime_start": uptime(), **machine(),
-           "command": " ".join(command), "calibration_gflops": calibration()}
+           "command": " ".join(command), "calibration_gflops": speed}
     times_at_start = cpu_times()
     _write(path, rows + [row])
     child = subprocess.Popen(command)
