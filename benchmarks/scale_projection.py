@@ -9,7 +9,7 @@ benchmark file, threads) gets a cost measured at the base size on this machine:
    method; a corpus fraction scales it below), else
 3. the mean of that rule's base jobs with the same name pattern (digits folded: every teacher shard of
    one feature set, every tokenize job), else the rule's mean over all its base jobs, else
-4. the reference run's mean for the rule (``results/reference/tour-1m/manifest.json``; with no ``--base`` run this
+4. the reference run's mean for the rule (``benchmarks/results/tour-1m-2026-11-26/manifest.json``; with no ``--base`` run this
    is every job's cost; flagged).
 
 Then it scales the cost by what the job reads:
@@ -150,7 +150,7 @@ def main(argv=None) -> int:
                     help="results directories of runs at the base size (none: the reference manifest's rule means)")
     ap.add_argument("--scaled", nargs="*", default=[], help="results directories of runs at the target size")
     ap.add_argument("--growth", help="JSON of measured growth (exponents, per-shard factors) where no --scaled run is given")
-    ap.add_argument("--reference", default="results/reference/tour-1m/manifest.json")
+    ap.add_argument("--reference", default="benchmarks/results/tour-1m-2026-11-26/manifest.json")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--json", help="also write the projection here (staticvec report reference --projection reads it)")
     args = ap.parse_args(argv)

@@ -411,7 +411,7 @@ class CostModel:
     # reference run: per-job figures of the rules whose work does not grow with the corpus
     def reference_rules(self) -> dict:
         if self._reference is None:
-            data = load_manifest(self._path(self.plan.get("reference_manifest", "results/reference/tour-1m/manifest.json")))
+            data = load_manifest(self._path(self.plan.get("reference_manifest", "benchmarks/results/tour-1m-2026-11-26/manifest.json")))
             self._reference = (data or {}).get("timings", {}).get("rules", {})
         return self._reference
 
@@ -440,7 +440,7 @@ class CostModel:
 
     def reference_meta(self) -> dict:
         if self._reference_meta is None:
-            data = load_manifest(self._path(self.plan.get("reference_manifest", "results/reference/tour-1m/manifest.json"))) or {}
+            data = load_manifest(self._path(self.plan.get("reference_manifest", "benchmarks/results/tour-1m-2026-11-26/manifest.json"))) or {}
             self._reference_meta = {"tokens": (data.get("corpus_stats") or {}).get("tokens")}
         return self._reference_meta
 
