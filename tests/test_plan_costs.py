@@ -351,7 +351,8 @@ def test_a_figure_asks_for_the_memory_of_its_vector_files_once_they_exist(repo_r
 
 def test_the_reference_manifest_the_config_names_is_committed(repo_root):
     """The model reads the per-job figures of a committed tour, the one measured on the machine of the unit costs
-    (benchmarks/results/tour-1m-2026-11-26/; a missing file would silently cost every rule at the fallback): the default's plan.reference_manifest exists and gives train_glove its jobs and job time."""
+    (benchmarks/results/tour-1m-2026-11-26/; a missing file would silently cost every rule at the fallback): the
+    default's plan.reference_manifest exists and gives train_glove its jobs and job time."""
     config, _, model = planning(repo_root)
     manifest_path = repo_root / config["plan"]["reference_manifest"]
     assert manifest_path.is_file(), manifest_path

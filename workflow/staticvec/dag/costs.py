@@ -49,6 +49,8 @@ from staticvec.errors import StaticvecError
 
 MB = 2**20
 GB = 1e9
+# the tour measured on the machine of config/unit_costs.yaml (plan.reference_manifest's default)
+REFERENCE_MANIFEST = "benchmarks/results/tour-1m-2026-11-26/manifest.json"
 
 # rules with a CUDA path, which the model costs on either device (`staticvec plan costs` compares the two);
 # on a GPU run, those of config plan.gpu_rules ask for a GPU (paper.yaml: from the measured figures)
@@ -411,7 +413,7 @@ class CostModel:
     # reference run: per-job figures of the rules whose work does not grow with the corpus
     def reference_rules(self) -> dict:
         if self._reference is None:
-            data = load_manifest(self._path(self.plan.get("reference_manifest", "benchmarks/results/tour-1m-2026-11-26/manifest.json")))
+            data = load_manifest(self._path(self.plan.get("reference_manifest", REFERENCE_MANIFEST)))
             self._reference = (data or {}).get("timings", {}).get("rules", {})
         return self._reference
 
@@ -440,7 +442,7 @@ class CostModel:
 
     def reference_meta(self) -> dict:
         if self._reference_meta is None:
-            data = load_manifest(self._path(self.plan.get("reference_manifest", "benchmarks/results/tour-1m-2026-11-26/manifest.json"))) or {}
+            data = load_manifest(self._path(self.plan.get("reference_manifest", REFERENCE_MANIFEST))) or {}
             self._reference_meta = {"tokens": (data.get("corpus_stats") or {}).get("tokens")}
         return self._reference_meta
 
