@@ -1,6 +1,7 @@
 """GloVe: the update's gradient against autograd, recovery of a planted log-bilinear matrix,
 and resuming from a checkpoint."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -338,3 +339,113 @@ def test_compiled_epoch_equals_glove_c_entry_by_entry(clip):
     np.testing.assert_allclose(state.b, b, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(state.gW, gW, rtol=1e-4)
     np.testing.assert_allclose(state.gb, gb, rtol=1e-4)
+
+
+# ---------------------------------------------------------------- shuffle: chunks (no shuffled copy)
+
+
+def _small_runs(monkeypatch, records=256):
+    """Runs of 256 records, so that a few thousand entries make several runs and chunks."""
+    from staticvec.train import glove
+
+    monkeypatch.setattr(glove, "_SOURCE_BLOCK", records)
+    return glove
+
+
+def test_chunks_visit_every_entry_once_an_iteration_in_whole_runs_and_a_fresh_order(tmp_path, monkeypatch):
+    from staticvec.cooc.store import CoocStore
+
+    glove = _small_runs(monkeypatch)
+    i, j, x, _ = planted(n_words=60, seed=4)  # 3,600 entries: 15 runs of 256 (the last one 16)
+    store = CoocStore(store_of(tmp_path, make_vocab(60), i, j, x))
+    records = np.asarray(store.records)
+    orders = {}
+    for iteration in (0, 1):
+        chunks = [(c, part) for c, part in glove.shuffled_chunks(store.records, 1024, seed=2, iteration=iteration)]
+        assert [c for c, _ in chunks] == [0, 1, 2, 3] and all(len(part) <= 1024 for _, part in chunks)
+        for _, part in chunks:  # each chunk is whole runs of the sorted store, permuted
+            position = np.searchsorted(records["i"] * 60 + records["j"], part["i"] * 60 + part["j"])
+            runs = np.unique(position // 256)
+            assert len(part) == sum(min(256, len(records) - r * 256) for r in runs)
+            assert not np.all(np.diff(position) > 0)
+        order = np.concatenate([part for _, part in chunks])
+        np.testing.assert_array_equal(np.sort(order, order=["i", "j"]), records)  # every entry exactly once
+        again = np.concatenate([part for _, part in glove.shuffled_chunks(store.records, 1024, 2, iteration)])
+        np.testing.assert_array_equal(again, order)  # a function of (seed, iteration): a resumed run repeats it
+        orders[iteration] = order
+    assert not np.array_equal(orders[0], orders[1])  # a fresh order every iteration
+
+
+def test_chunks_iteration_is_glove_c_over_the_chunks_order(tmp_path, monkeypatch):
+    """One thread, one iteration: the kernel updates entry after entry in exactly the chunks' order (the
+    reference loop over that order gives the same parameters), and no shuffled copy is written."""
+    from staticvec.cooc.store import CoocStore
+
+    glove = _small_runs(monkeypatch)
+    i, j, x, _ = planted(n_words=40, seed=6)  # 1,600 entries
+    vocab = make_vocab(40)
+    path = store_of(tmp_path, vocab, i, j, x)
+    cfg = GloveConfig(dim=9, iterations=1, seed=8, threads=1, shuffle="chunks", shuffle_memory_gb=40000 * 2**-30)
+    chunk = glove.chunk_records(cfg, 12)
+    assert chunk == 512  # 40,000 bytes for two chunks of (2 x 12 + 8) bytes a record = 625 records: 2 runs of 256
+    order = np.concatenate([part for _, part in glove.shuffled_chunks(CoocStore(path).records, chunk, cfg.seed, 0)])
+    W, b, gW, gb, cost = glove_c_epoch(order["i"], order["j"], order["x"], init_state(40, 9, 8), cfg.x_max,
+                                       cfg.alpha, cfg.lr, cfg.lr, 0.0)
+    state = train_glove(path, vocab, cfg, work_dir=tmp_path / "work")
+    np.testing.assert_allclose(state.W, W, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(state.b, b, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(state.gW, gW, rtol=1e-4)
+    assert state.losses[0] == pytest.approx(cost / len(order), rel=1e-4)
+    assert not (tmp_path / "work").exists() or list((tmp_path / "work").iterdir()) == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_chunks_recover_the_planted_matrix_and_resume_exactly(tmp_path, monkeypatch, engine):
+    _small_runs(monkeypatch)
+    i, j, x, log_x = planted()
+    vocab = make_vocab(30)
+    path = store_of(tmp_path, vocab, i, j, x)
+    cfg = GloveConfig(dim=8, iterations=150, x_max=10.0, seed=3, batch_size=128, shuffle="chunks",
+                      shuffle_memory_gb=8192 * 2**-30, checkpoint_every=50)
+    state = train_glove(path, vocab, cfg, engine=engine, work_dir=tmp_path / "work")
+    v = state.vocab_size
+    fitted = np.einsum("nd,nd->n", state.W[i], state.W[v + j]) + state.b[i] + state.b[v + j]
+    assert state.losses[-1] < 0.02 * state.losses[0]
+    assert np.corrcoef(fitted, log_x)[0, 1] > 0.999
+    ckpt = tmp_path / "run.ckpt.npz"
+    train_glove(path, vocab, cfg, checkpoint_path=ckpt, engine=engine, stop_after=70, work_dir=tmp_path / "work")
+    resumed = train_glove(path, vocab, cfg, checkpoint_path=ckpt, engine=engine, work_dir=tmp_path / "work")
+    np.testing.assert_array_equal(resumed.W, state.W)
+    assert resumed.losses == state.losses
+    copy = train_glove(path, vocab, dataclasses.replace(cfg, shuffle="copy"), engine=engine)
+    assert not np.array_equal(copy.W, state.W)  # another order of the updates: other vectors
+
+
+def test_shuffle_is_checked_and_the_copy_fingerprint_is_the_one_before_the_option():
+    import hashlib
+
+    with pytest.raises(StaticvecError, match="shuffle must be one of copy, chunks"):
+        GloveConfig(shuffle="in-place")
+    cfg = GloveConfig(dim=7, seed=2)
+    before = {"dim": 7, "x_max": 10.0, "alpha": 0.75, "lr": 0.05, "bias_lr_scaled": True, "grad_clip": None,
+              "seed": 2, "device": "cpu", "batch_size": 1 << 16, "store": "abc"}  # GloveConfig's keys before `shuffle`
+    assert cfg.fingerprint("abc") == hashlib.sha256(json.dumps(before, sort_keys=True).encode()).hexdigest()[:16]
+    chunks = dataclasses.replace(cfg, shuffle="chunks")
+    assert chunks.fingerprint("abc") != cfg.fingerprint("abc")
+    assert chunks.fingerprint("abc") != dataclasses.replace(chunks, shuffle_memory_gb=1.0).fingerprint("abc")
+
+
+def test_prefetched_yields_every_item_in_order_made_on_another_thread():
+    import threading
+
+    from staticvec.train.glove import prefetched
+
+    makers = []
+
+    def items():
+        for k in range(5):
+            makers.append(threading.get_ident())
+            yield k
+
+    assert list(prefetched(items())) == [0, 1, 2, 3, 4] and list(prefetched(iter(()))) == []
+    assert len(makers) == 5 and threading.get_ident() not in makers  # made beside the caller, not by it

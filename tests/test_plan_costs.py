@@ -79,6 +79,29 @@ def test_glove_memory_request_follows_the_vocabulary(repo_root):
     assert requests[2_000_000] > 8000  # the rule's former fixed 8,000 MB would break here (issue 41)
 
 
+def test_glove_without_a_copy_has_no_store_sized_scratch_and_waits_on_its_chunks(repo_root):
+    """shuffle copy: the store's shuffled copy is scratch while the run trains; chunks: only the checkpoint, and each
+    iteration's chunk preparation (one thread) runs beside the kernel on the job's cores: work = max(kernel + prep
+    / threads, prep), hand-computed from the unit costs."""
+    glove = load_config([repo_root / "config/config.yaml"])["methods"]["glove"]
+    costs = {}
+    for shuffle in ("copy", "chunks"):
+        _, w, model = planning(repo_root, manifest=manifest(1_000_000_000, 400_000),
+                               methods__glove={**glove, "shuffle": shuffle, "deterministic": False, "threads": 8})
+        costs[shuffle] = model.job("train_glove", Wildcards(emb="glove", seed="1"))
+    entries = model.sizes.window_entries(model.sizes.tokens, 5)
+    dim, iterations = w.params("glove")["dim"], w.params("glove")["iterations"]
+    unit = model.unit
+    kernel = entries * iterations / (unit.value("glove_entries_per_s") * 300 / dim * 8 *
+                                     min(1.0, unit.value("glove_thread_efficiency")))
+    prep = entries * iterations / unit.value("glove_chunk_shuffle_entries_per_s")
+    checkpoint_gb = 2 * 400_000 * (dim + 1) * 8 / 1e9  # the model's disk GB are 10^9 bytes
+    assert costs["copy"].work_s == pytest.approx(kernel)
+    assert costs["chunks"].work_s == pytest.approx(max(kernel + prep / 8, prep))
+    assert costs["copy"].scratch_gb == pytest.approx(entries * unit.value("store_bytes_per_entry") / 1e9 + checkpoint_gb)
+    assert costs["chunks"].scratch_gb == pytest.approx(checkpoint_gb)
+
+
 def test_the_ase_pass_memory_follows_the_words_a_shard_meets(repo_root):
     """Three host copies of (words met x layers x width) float32 on top of the pass itself."""
     peaks = {}
@@ -171,13 +194,17 @@ def test_paper_routing_follows_the_measured_figures(repo_root):
             assert (model.routing_cost(gpu, price), model.routing_cost(cpu, price)) == pytest.approx((on_gpu, on_cpu))
             cheaper = "gpu" if on_gpu < on_cpu else "cpu"
             assert model.job(rule, wc).device == cheaper, (rule, dict(wc), on_gpu, on_cpu)
-    # GloVe by hand: entries x iterations at the CUDA engine's measured rate against 8 EPYC threads
+    # GloVe by hand: entries x iterations at the CUDA engine's measured rate against 8 EPYC threads, with the
+    # chunks of paper.yaml's `shuffle: chunks` prepared on one thread: after each on the GPU, beside the kernel on CPUs
     params = model.W.params("glove")
+    assert params["shuffle"] == "chunks"
     entries = model.sizes.window_entries(model.sizes.tokens) * int(params["iterations"])
+    prep = entries / model.unit.value("glove_chunk_shuffle_entries_per_s")
     gpu = model.job_on("gpu", "train_glove", Wildcards(emb="glove", seed="1"))
-    assert gpu.work_s == pytest.approx(entries / model.unit.value("gpu_glove_entries_per_s"))
+    assert gpu.work_s == pytest.approx(entries / model.unit.value("gpu_glove_entries_per_s") + prep)
     cpu = model.job_on("cpu", "train_glove", Wildcards(emb="glove", seed="1"))
-    assert cpu.work_s == pytest.approx(entries / (model.unit.value("glove_entries_per_s") * 8))
+    kernel = entries / (model.unit.value("glove_entries_per_s") * 8)
+    assert cpu.work_s == pytest.approx(max(kernel + prep / 8, prep))
 
 
 def paper_jobs(repo_root):

@@ -799,13 +799,20 @@ class CostModel:
             rate = float(self.unit.value("glove_entries_per_s")) * 300 / dim * threads * \
                 min(1.0, float(self.unit.value("glove_thread_efficiency")))
         work = entries * int(params["iterations"]) / rate
+        chunks = params.get("shuffle", "copy") == "chunks"
+        if chunks:  # every iteration reads and permutes the store's chunks on one thread: beside the CPU kernel
+            # (the next chunk while this one trains; it takes a share of the job's cores), after each on the GPU
+            prep = entries * int(params["iterations"]) / float(self.unit.value("glove_chunk_shuffle_entries_per_s"))
+            work = work + prep if device == "gpu" else max(work + prep / threads, prep)
         vocab = self.emb_vocabulary(emb)
         params_mb = 2 * vocab * (dim + 1) * 16 / MB  # float64 draw + float32 parameters + AdaGrad accumulators
         shuffle_mb = min(float(params.get("shuffle_memory_gb", 2.0)) * 1024,
                          2 * entries * float(self.unit.value("store_bytes_per_entry")) / MB)
         peak = 300 + params_mb + shuffle_mb
-        # kept: the vectors; while it runs: the shuffled copy of its store and its checkpoint (both deleted at the end)
-        scratch = entries * float(self.unit.value("store_bytes_per_entry")) / GB + 2 * vocab * (dim + 1) * 8 / GB
+        # kept: the vectors; while it runs: its checkpoint and, with shuffle `copy`, the shuffled copy of its store
+        # (both deleted at the end)
+        copy_gb = 0.0 if chunks else entries * float(self.unit.value("store_bytes_per_entry")) / GB
+        scratch = copy_gb + 2 * vocab * (dim + 1) * 8 / GB
         return JobCost(rule, device, threads, work, peak, self.vectors_gb(vocab, dim), scratch_gb=scratch,
                        basis="entries x iterations / " + ("gpu_glove_entries_per_s" if device == "gpu" else
                                                           "glove_entries_per_s per thread"),

@@ -32,6 +32,14 @@ Memory is bounded as in the C tools: the shuffled entries live in a file (GloVe'
 ``shuffle`` step, done out of core by :func:`shuffle_store`) that is memory-mapped; the
 process holds the parameters, their accumulators and at most one chunk of entries.
 
+Disk: that shuffled copy is as large as the store. ``shuffle: chunks`` trains without it (for
+stores of hundreds of GB at paper scale): each iteration reads the sorted store in runs of
+``_SOURCE_BLOCK`` records taken in a fresh seeded order, gathers them into chunks of
+``shuffle_memory_gb`` and permutes each chunk in memory before the same kernel runs over it. Every
+entry is still visited once an iteration, in an order uniform within a chunk; the records of one
+run of the store (one word's contexts, mostly) share a chunk. It changes the order of the updates,
+so its vectors differ from ``copy``'s (GloVe's own ``shuffle`` step, the default).
+
 Training checkpoints its state (parameters, accumulators, iteration, losses) every
 ``checkpoint_every`` iterations; a restarted run resumes from it and, on the deterministic
 path, ends exactly where an uninterrupted run does.
@@ -62,6 +70,8 @@ from staticvec.prefetch import prefetch_row
 log = logging.getLogger(__name__)
 
 _BLOCK = 4096  # entries per block of the shuffled order (the unit of thread scheduling)
+_SOURCE_BLOCK = 1 << 16  # shuffle "chunks": records per contiguous read of the sorted store (768 KB)
+SHUFFLES = ("copy", "chunks")  # GloVe's shuffled copy of the store | chunks of it permuted in memory, no copy
 
 
 @dataclass
@@ -78,12 +88,21 @@ class GloveConfig:
     device: str = "cpu"  # cpu (numba) | cuda (torch) | auto
     batch_size: int = 1 << 16  # torch engine only
     checkpoint_every: int = 0  # iterations; 0 = never
-    shuffle_memory_gb: float = 2.0  # memory of the out-of-core shuffle (and of a torch chunk)
+    shuffle_memory_gb: float = 2.0  # memory of the out-of-core shuffle (and of a chunk)
+    shuffle: str = "copy"  # copy: GloVe's shuffled copy of the store | chunks: no copy (module docstring)
+
+    def __post_init__(self):
+        if self.shuffle not in SHUFFLES:
+            raise StaticvecError(f"GloVe: shuffle must be one of {', '.join(SHUFFLES)}, not {self.shuffle!r}")
 
     def fingerprint(self, store_checksum: str) -> str:
         """Identifies a run whose checkpoint may be resumed: what changes the result."""
         keys = {k: v for k, v in dataclasses.asdict(self).items()
                 if k not in ("iterations", "checkpoint_every", "threads", "shuffle_memory_gb")}
+        if keys["shuffle"] == "copy":
+            del keys["shuffle"]  # the checkpoints written before the option existed stay resumable
+        else:  # the chunks' size sets which records share a permutation
+            keys["shuffle_memory_gb"] = self.shuffle_memory_gb
         keys["store"] = store_checksum
         return hashlib.sha256(json.dumps(keys, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -104,6 +123,7 @@ class GloveParams:
     gpu_batch_size: int = GloveConfig.batch_size  # torch engine only
     checkpoint_every: int = GloveConfig.checkpoint_every
     shuffle_memory_gb: float = GloveConfig.shuffle_memory_gb
+    shuffle: str = GloveConfig.shuffle
 
     def config(self, seed: int, threads: int, device: str) -> GloveConfig:
         """The trainer's configuration: these parameters and the job's (one thread when deterministic)."""
@@ -111,7 +131,7 @@ class GloveParams:
                            bias_lr_scaled=self.bias_lr_scaled, grad_clip=self.grad_clip, seed=seed,
                            threads=1 if self.deterministic else threads, device=device,
                            batch_size=self.gpu_batch_size, checkpoint_every=self.checkpoint_every,
-                           shuffle_memory_gb=self.shuffle_memory_gb)
+                           shuffle_memory_gb=self.shuffle_memory_gb, shuffle=self.shuffle)
 
 
 @dataclass
@@ -183,7 +203,8 @@ _PREFETCH_AHEAD = 2  # entries: the rows of the entry this far ahead are loaded 
 # float32, the parameters' precision (it used to promote to float64), so it vectorises 8 or 16 wide;
 # and error_model "numpy" drops the per-element ZeroDivisionError check that kept the loop scalar
 # (the accumulators start at 1 and only grow; a non-finite step is still skipped, as in glove.c).
-@numba.njit(parallel=True, fastmath=_FASTMATH, cache=True, error_model="numpy")
+# nogil: with ``shuffle: chunks`` the next chunk is read and permuted on another thread meanwhile.
+@numba.njit(parallel=True, fastmath=_FASTMATH, cache=True, error_model="numpy", nogil=True)
 def _epoch_kernel(ci, cj, cx, block_order, n_threads, W, b, gW, gb, vocab_size, x_max, alpha, lr, bias_scale, clip, costs, counts):
     n = ci.shape[0]
     d = W.shape[1]
@@ -311,21 +332,74 @@ def _block_order(n_entries: int, seed: int, iteration: int) -> np.ndarray:
     return np.random.default_rng([seed, 2, iteration]).permutation(n_blocks).astype(np.int64)
 
 
+def chunk_records(cfg: GloveConfig, record_bytes: int) -> int:
+    """Records in one chunk, a whole number of the store's runs (at least one): ``shuffle_memory_gb`` holds
+    two chunks at once (the one training and the next, :func:`prefetched`), each with its gathered records,
+    their permuted copy and the permutation's indices."""
+    per = int(cfg.shuffle_memory_gb * 2**30 // (2 * (2 * record_bytes + 8)))
+    return max(1, per // _SOURCE_BLOCK) * _SOURCE_BLOCK
+
+
+def shuffled_chunks(records, chunk: int, seed: int, iteration: int, salt: int = 4):
+    """``shuffle: chunks``: one iteration's entries without a shuffled copy of the store. The sorted
+    store's runs of ``_SOURCE_BLOCK`` records are taken in a fresh seeded order, ``chunk // _SOURCE_BLOCK``
+    at a time; each chunk is read (its runs in file order) and permuted in memory. Yields
+    ``(chunk number, records)``; a function of (seed, iteration), so a resumed run repeats it."""
+    n = len(records)
+    per = max(1, chunk // _SOURCE_BLOCK)
+    runs = np.random.default_rng([seed, salt, iteration]).permutation(-(-n // _SOURCE_BLOCK))
+    for c, start in enumerate(range(0, len(runs), per)):
+        pieces = [records[r * _SOURCE_BLOCK : (r + 1) * _SOURCE_BLOCK] for r in np.sort(runs[start : start + per])]
+        gathered = np.concatenate(pieces) if len(pieces) > 1 else np.asarray(pieces[0])
+        order = np.random.default_rng([seed, salt, iteration, c]).permutation(len(gathered))
+        # permuted as opaque 12-byte items: numpy's fancy indexing of a structured array is ~15x slower
+        yield c, gathered.view(f"V{gathered.dtype.itemsize}")[order].view(gathered.dtype)
+
+
+def prefetched(iterator):
+    """The items of ``iterator``, the next one made on a background thread while the caller uses the current
+    one (numpy's permutation and fancy indexing release the GIL, and so does the kernel): the chunks' reads
+    and permutations overlap the training instead of adding to it. The order of the items is unchanged."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    done = object()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="glove-chunks") as pool:
+        ahead = pool.submit(next, iterator, done)
+        while True:
+            item = ahead.result()
+            if item is done:
+                return
+            ahead = pool.submit(next, iterator, done)
+            yield item
+
+
 def _run_cpu(state, records, cfg: GloveConfig, on_iteration):
     """Iterate the numba kernel over the shuffled records (memory-mapped: the page cache,
-    not the process, holds them)."""
-    i, j, x = records["i"], records["j"], records["x"]
+    not the process, holds them), or, with ``shuffle: chunks``, over each permuted chunk of the
+    sorted store's records in turn."""
     threads = max(1, min(int(cfg.threads), numba.config.NUMBA_NUM_THREADS))
     numba.set_num_threads(threads)
     costs = np.zeros(threads, np.float64)
     counts = np.zeros(threads, np.int64)
     bias_scale = cfg.lr if cfg.bias_lr_scaled else 1.0
     clip = float(cfg.grad_clip) if cfg.grad_clip else 0.0
+
+    def run(part, order) -> tuple[float, int]:
+        _epoch_kernel(part["i"], part["j"], part["x"], order, threads, state.W, state.b, state.gW, state.gb,
+                      state.vocab_size, float(cfg.x_max), float(cfg.alpha), float(cfg.lr), float(bias_scale), clip,
+                      costs, counts)
+        return float(costs.sum()), int(counts.sum())
+
     while state.iteration < cfg.iterations:
-        order = _block_order(len(i), cfg.seed, state.iteration)
-        _epoch_kernel(i, j, x, order, threads, state.W, state.b, state.gW, state.gb, state.vocab_size,
-                      float(cfg.x_max), float(cfg.alpha), float(cfg.lr), float(bias_scale), clip, costs, counts)
-        on_iteration(float(costs.sum()) / max(int(counts.sum()), 1))
+        if cfg.shuffle == "copy":
+            cost, seen = run(records, _block_order(len(records), cfg.seed, state.iteration))
+        else:  # the chunk is already permuted: its blocks go to the threads in turn
+            cost, seen = 0.0, 0
+            for _, part in prefetched(shuffled_chunks(records, chunk_records(cfg, records.dtype.itemsize), cfg.seed,
+                                                      state.iteration)):
+                c, k = run(part, np.arange(-(-len(part) // _BLOCK), dtype=np.int64))
+                cost, seen = cost + c, seen + k
+        on_iteration(cost / max(seen, 1))
 
 
 # ---------------------------------------------------------------- torch engine (CUDA)
@@ -347,13 +421,22 @@ def _run_torch(state, records, cfg: GloveConfig, device: str, on_iteration):
     n = len(records)
     chunk = max(cfg.batch_size, int(cfg.shuffle_memory_gb * 2**30 / 64))
     n_chunks = max(1, -(-n // chunk))
+
+    def chunks(iteration):
+        """(chunk number, records): the shuffled copy's chunks in a fresh order, or the sorted store's
+        chunks of ``shuffle: chunks`` (permuted once more on the device below, like the copy's)."""
+        if cfg.shuffle == "chunks":
+            yield from shuffled_chunks(records, max(_SOURCE_BLOCK, chunk // _SOURCE_BLOCK * _SOURCE_BLOCK), cfg.seed,
+                                       iteration, salt=5)
+            return
+        for c in np.random.default_rng([cfg.seed, 3, iteration]).permutation(n_chunks):
+            yield c, np.asarray(records[c * chunk : (c + 1) * chunk])
+
     with torch.no_grad():
         while state.iteration < cfg.iterations:
             total = torch.zeros((), dtype=torch.float64, device=dev)
             seen = 0
-            order = np.random.default_rng([cfg.seed, 3, state.iteration]).permutation(n_chunks)
-            for c in order:
-                block = np.asarray(records[c * chunk : (c + 1) * chunk])
+            for c, block in chunks(state.iteration):
                 block = block[block["x"] > 0]
                 ti = torch.from_numpy(block["i"].astype(np.int64)).to(dev)
                 tj = torch.from_numpy(block["j"].astype(np.int64) + v).to(dev)
@@ -405,7 +488,8 @@ def train_glove(
 
     ``engine`` is 'numba' (CPU) or 'torch'; by default numba on CPU and torch on CUDA.
     The shuffled copy of the store goes to ``work_dir`` (default: beside the checkpoint,
-    else the system's temporary directory) and is removed when the run completes.
+    else the system's temporary directory) and is removed when the run completes; with
+    ``cfg.shuffle == "chunks"`` there is none (the store itself is read, chunk by chunk).
     ``stop_after`` ends the run after that many iterations (as an interruption would;
     used to test resuming).
     """
@@ -438,9 +522,12 @@ def train_glove(
     if work_dir is None:
         work_dir = Path(checkpoint_path).parent if checkpoint_path else Path(tempfile.gettempdir())
     shuffled_path = Path(work_dir) / f"{Path(cooc_path).name}.shuffled-seed{cfg.seed}.cooc"
-    records = shuffle_store(store, shuffled_path, cfg.seed, cfg.shuffle_memory_gb).records
-    log.info("GloVe: %d entries, %d words, dim %d, %d iterations, engine %s (%s), %d thread(s)",
-             len(records), len(vocab), cfg.dim, cfg.iterations, engine, device, cfg.threads)
+    if cfg.shuffle == "copy":
+        records = shuffle_store(store, shuffled_path, cfg.seed, cfg.shuffle_memory_gb).records
+    else:
+        records = store.records
+    log.info("GloVe: %d entries, %d words, dim %d, %d iterations, engine %s (%s), %d thread(s), shuffle %s",
+             len(records), len(vocab), cfg.dim, cfg.iterations, engine, device, cfg.threads, cfg.shuffle)
     started = time.time()
 
     class _Stop(Exception):
