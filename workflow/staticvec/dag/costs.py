@@ -221,8 +221,7 @@ class CostModel:
             raise StaticvecError(f"config plan.temporary: {', '.join(unknown)} cannot be temporary (rules whose "
                                  f"outputs can: {', '.join(sorted(TEMPORARY_RULES))})")
         self._forced_device: dict[str, str] = {}
-        self._reference = None
-        self._reference_meta = None
+        self._reference_manifest = None
         self._work_ratio = {}
 
     def _path(self, path) -> Path:
@@ -411,11 +410,15 @@ class CostModel:
         return replace(cost, temp=True) if rule in self.temporary else cost
 
     # reference run: per-job figures of the rules whose work does not grow with the corpus
+    def reference_manifest(self) -> dict:
+        """plan.reference_manifest, read once ({} where it is missing)."""
+        if self._reference_manifest is None:
+            self._reference_manifest = load_manifest(self._path(self.plan.get("reference_manifest",
+                                                                              REFERENCE_MANIFEST))) or {}
+        return self._reference_manifest
+
     def reference_rules(self) -> dict:
-        if self._reference is None:
-            data = load_manifest(self._path(self.plan.get("reference_manifest", REFERENCE_MANIFEST)))
-            self._reference = (data or {}).get("timings", {}).get("rules", {})
-        return self._reference
+        return self.reference_manifest().get("timings", {}).get("rules", {})
 
     def _reference_job(self, rule: str, scale: float = 1.0, threads: int = 1, mem_scale: float = 1.0,
                        basis: str = "") -> JobCost:
@@ -441,10 +444,7 @@ class CostModel:
         return max(1.0, v / v_ref) * max(1.0, (dim or 300) / 300)
 
     def reference_meta(self) -> dict:
-        if self._reference_meta is None:
-            data = load_manifest(self._path(self.plan.get("reference_manifest", REFERENCE_MANIFEST))) or {}
-            self._reference_meta = {"tokens": (data.get("corpus_stats") or {}).get("tokens")}
-        return self._reference_meta
+        return {"tokens": (self.reference_manifest().get("corpus_stats") or {}).get("tokens")}
 
     # ------------------------------------------------------------ embedding helpers
     def emb_tokens(self, emb: str) -> float:
@@ -798,11 +798,12 @@ class CostModel:
         else:
             rate = float(self.unit.value("glove_entries_per_s")) * 300 / dim * threads * \
                 min(1.0, float(self.unit.value("glove_thread_efficiency")))
-        work = entries * int(params["iterations"]) / rate
+        updates = entries * int(params["iterations"])
+        work = updates / rate
         chunks = params.get("shuffle", "copy") == "chunks"
         if chunks:  # every iteration reads and permutes the store's chunks on one thread: beside the CPU kernel
             # (the next chunk while this one trains; it takes a share of the job's cores), after each on the GPU
-            prep = entries * int(params["iterations"]) / float(self.unit.value("glove_chunk_shuffle_entries_per_s"))
+            prep = updates / float(self.unit.value("glove_chunk_shuffle_entries_per_s"))
             work = work + prep if device == "gpu" else max(work + prep / threads, prep)
         vocab = self.emb_vocabulary(emb)
         params_mb = 2 * vocab * (dim + 1) * 16 / MB  # float64 draw + float32 parameters + AdaGrad accumulators

@@ -390,13 +390,13 @@ def _run_cpu(state, records, cfg: GloveConfig, on_iteration):
                       costs, counts)
         return float(costs.sum()), int(counts.sum())
 
+    chunk = chunk_records(cfg, records.dtype.itemsize)
     while state.iteration < cfg.iterations:
         if cfg.shuffle == "copy":
             cost, seen = run(records, _block_order(len(records), cfg.seed, state.iteration))
         else:  # the chunk is already permuted: its blocks go to the threads in turn
             cost, seen = 0.0, 0
-            for _, part in prefetched(shuffled_chunks(records, chunk_records(cfg, records.dtype.itemsize), cfg.seed,
-                                                      state.iteration)):
+            for _, part in prefetched(shuffled_chunks(records, chunk, cfg.seed, state.iteration)):
                 c, k = run(part, np.arange(-(-len(part) // _BLOCK), dtype=np.int64))
                 cost, seen = cost + c, seen + k
         on_iteration(cost / max(seen, 1))
