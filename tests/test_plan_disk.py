@@ -141,3 +141,103 @@ def test_temporary_tables_and_stores_do_not_outlive_their_readers(tmp_path, repo
     assert not [t for t in tables if Path(t).exists()], "an Artetxe table outlived its evaluation"
     assert not Path(store).exists(), "the MLM word store outlived its GloVe run"
     assert Path(sg.pieces("md")).exists()  # the merged piece store it is made from stays
+
+
+# ------------------------------------------------------------ lanes (staticvec.dag.lanes)
+def test_lanes_take_the_largest_items_first_each_into_the_least_filled_lane():
+    from staticvec.dag.lanes import assign_lanes
+
+    # b (5) opens lane 0, c (4) lane 1; d (3) joins lane 1 (4 < 5); e (2) lane 0 (5 < 7); a (1) ties at 7: lane 0
+    assert assign_lanes({"a": 1, "b": 5, "c": 4, "d": 3, "e": 2}, 2) == {"b": None, "c": None, "d": "c", "e": "b", "a": "e"}
+    assert assign_lanes({"x": 1, "y": 2, "z": 3}, 1) == {"z": None, "y": "z", "x": "y"}  # one lane: a chain, largest first
+    assert set(assign_lanes({"x": 1, "y": 2}, 5).values()) == {None}  # more lanes than items: nothing waits
+    with pytest.raises(StaticvecError, match="at least one"):
+        assign_lanes({"x": 1}, 0)
+
+
+def test_lanes_are_chains_that_cover_every_item_once_the_largest_leading():
+    import random
+
+    from staticvec.dag.lanes import assign_lanes
+
+    rng = random.Random(7)
+    for _ in range(200):
+        n, items = rng.randint(1, 5), rng.randint(0, 12)
+        sizes = {f"i{k}": rng.choice([1, 2, 3, 5, 8]) for k in range(items)}
+        previous = assign_lanes(sizes, n)
+        assert set(previous) == set(sizes)
+        firsts = [k for k, p in previous.items() if p is None]
+        assert len(firsts) == min(n, items)
+        assert len({p for p in previous.values() if p is not None}) == items - len(firsts)  # each waited on once
+        largest = sorted(sizes, key=lambda k: (-sizes[k], list(sizes).index(k)))[:n]
+        assert firsts == largest  # the n largest open the lanes
+
+
+def test_paper_makes_one_mlm_word_store_at_a_time_and_the_artetxe_tables_in_lanes(repo_root):
+    """paper.yaml's plan.lanes: each MLM word store waits for the GloVe runs (and Table 5's counts) of the one before it,
+    largest first; each Artetxe embedding's tables for the intrinsic results of the one before it in its lane."""
+    config, paper = planning(repo_root, "config/paper.yaml")
+    assert config["plan"]["lanes"] == {"semglove_words": 1, "post_artetxe": 8}
+    (stores,) = paper.lanes.lanes_of("semglove_words")
+    assert len(stores) == 7 and ("md", "") in stores
+    sizes = [paper.costs.md_word_pairs(frac) for _, frac in stores]
+    assert sizes == sorted(sizes, reverse=True)
+    assert "after" not in paper.semglove_words_inputs(Wildcards(variant=stores[0][0], frac=stores[0][1]))
+    for before, store in zip(stores, stores[1:]):
+        after = paper.semglove_words_inputs(Wildcards(variant=store[0], frac=store[1]))["after"]
+        vectors = [p for p in after if p.endswith("/vectors.bin")]
+        assert vectors and set(after) - set(vectors) <= {paper.SG.table5()}
+        for path in vectors:
+            emb, seed = path.split("/embeddings/")[1].split("/")[:2]
+            assert paper.glove_store(Wildcards(emb=emb, seed=seed[4:])) == paper.SG.store(*before), path
+    md = stores.index(("md", ""))  # the largest store (with md5): Table 5's counts read it too
+    assert md < len(stores) - 1 and paper.SG.table5() in paper.lanes.after("semglove_words", stores[md + 1])
+    artetxe = paper.lanes.lanes_of("post_artetxe")
+    items = [e for lane in artetxe for e in lane]
+    assert len(artetxe) == 8 and len(items) == len(set(items)) == 42
+    assert all(paper.W.spec(e).method == "artetxe" for e in items)
+    for lane in artetxe:
+        assert "after" not in paper.artetxe_inputs(Wildcards(emb=lane[0], seed="1"))
+        for before, emb in zip(lane, lane[1:]):
+            inputs = paper.artetxe_inputs(Wildcards(emb=emb, seed="2"))
+            assert inputs["vectors"] == paper.post_base(Wildcards(emb=emb, seed="2"))
+            assert inputs["after"] and all(p.startswith(f"{paper.R}/eval/{before}/seed") for p in inputs["after"])
+    # the default keeps every output and lanes nothing: its jobs' inputs are those of before
+    _, default = planning(repo_root)
+    assert default.lanes.after("post_artetxe", "c2v_artetxe") == [] and default.lanes.lanes_of("semglove_words") == []
+    assert "after" not in default.semglove_words_inputs(Wildcards(variant="md", frac=""))
+
+
+def test_lanes_of_a_kept_or_unlaned_rule_are_a_clear_error(repo_root):
+    with pytest.raises(StaticvecError, match="plan.lanes.post_artetxe: its outputs are kept"):
+        planning(repo_root, "config/paper.yaml", temporary=["semglove_words"])
+    with pytest.raises(StaticvecError, match="plan.lanes.train_glove: only post_artetxe, semglove_words"):
+        planning(repo_root, "config/paper.yaml", lanes={"train_glove": 1})
+
+
+def test_in_one_lane_no_two_artetxe_embeddings_tables_exist_at_once_on_the_tiny_config(tmp_path, repo_root, shared_data):
+    """The tiny config's dry run with the tables temporary and one lane, scheduled (every job one second): the span
+    from an Artetxe embedding's first table to the end of its last reader never overlaps another embedding's."""
+    from workflow_fixtures import TEST_CONFIG
+
+    from staticvec.dag.dryrun import dry_run
+
+    override = tmp_path / "lanes.yaml"
+    override.write_text(yaml.safe_dump({
+        "results_dir": str(tmp_path / "results"),
+        "resources": {"download_dir": str(tmp_path / "data"), "mirror": str(shared_data)},
+        "plan": {"temporary": ["post_artetxe", "semglove_words"], "lanes": {"post_artetxe": 1, "semglove_words": 1}},
+    }))
+    files = [repo_root / "config/config.yaml", TEST_CONFIG, override]
+    jobs = [job(p.rule or "message", p.inputs, p.outputs, work_s=1.0) for p in planned_jobs(dry_run(files, repo_root))]
+    start, end, readers = schedule(jobs)
+    spans: dict[str, list[float]] = {}
+    for i, j in enumerate(jobs):
+        if j.rule == "post_artetxe":
+            emb = j.outputs[0].split("/embeddings/")[1].split("/")[0]
+            span = spans.setdefault(emb, [start[i], end[i]])
+            span[0] = min(span[0], start[i])
+            span[1] = max([span[1], *(end[r] for r in readers[i])])
+    assert len(spans) >= 2, spans
+    ordered = sorted(spans.values())
+    assert all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:])), ordered

@@ -56,7 +56,7 @@ rule post_retrofit:
 
 rule post_artetxe:
     input:
-        vectors=RF.post_base,
+        unpack(RF.artetxe_inputs),  # paper.yaml: in plan.lanes, after the tables before them are evaluated
     output:
         RF.output("post_artetxe", W.embedding("{emb}")),  # paper.yaml: deleted once evaluated (plan.temporary)
     params:

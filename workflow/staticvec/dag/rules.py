@@ -16,6 +16,7 @@ from staticvec.dag import arguments
 from staticvec.dag import post as post_targets
 from staticvec.dag.common import device_flags, leading_shards_for_sentences, online_flags
 from staticvec.dag.costs import CostModel
+from staticvec.dag.lanes import Lanes
 from staticvec.dag.paths import RulePaths
 from staticvec.errors import StaticvecError
 from staticvec.methods import REGISTRY, trainer_params
@@ -35,6 +36,8 @@ class RuleFunctions:
         self.costs = CostModel(config, workflow, teacher_plan, semglove_rules, root=workflow.root)
         fractions = self._semglove_fraction_shards() if self.costs.recompute and self.costs.gpu_run else []
         semglove_rules.set_part_size(self.costs.semglove_shards_per_job(fractions), fractions)
+        # config plan.lanes: the Artetxe tables and MLM word stores made a few at a time (staticvec.dag.lanes)
+        self.lanes = Lanes(config, workflow, semglove_rules, self.costs)
 
     def _semglove_fraction_shards(self) -> list[int]:
         """The shard counts of the corpus fractions whose SemGloVe stores are merged (the whole corpus too);
@@ -166,7 +169,11 @@ class RuleFunctions:
         return self.SG.vocab(wildcards.frac)
 
     def semglove_words_inputs(self, wildcards) -> dict:
-        return self.SG.words_inputs(wildcards.variant, wildcards.frac)
+        """The piece store and vocabulary (and the window gate), and with plan.lanes what the GloVe runs of the
+        store before this one in its lane write (staticvec.dag.lanes)."""
+        inputs = self.SG.words_inputs(wildcards.variant, wildcards.frac)
+        after = self.lanes.after("semglove_words", (wildcards.variant, wildcards.frac))
+        return {**inputs, "after": after} if after else inputs
 
     def semglove_words_args(self, wildcards) -> str:
         return self.SG.words_args(wildcards.frac)
@@ -337,6 +344,12 @@ class RuleFunctions:
     # ------------------------------------------------------------ post-processing
     def post_base(self, wildcards) -> str:
         return self.W.embedding(self.W.spec(wildcards.emb).base, wildcards.seed)
+
+    def artetxe_inputs(self, wildcards) -> dict:
+        """The vectors the transform reads, and with plan.lanes the intrinsic results of the Artetxe embedding before
+        this one in its lane (staticvec.dag.lanes)."""
+        after = self.lanes.after("post_artetxe", wildcards.emb)
+        return {"vectors": self.post_base(wildcards), **({"after": after} if after else {})}
 
     def retrofit_lexicon(self, wildcards) -> str:
         return post_targets.lexicon_file(self.config, self.W.params(wildcards.emb)["lexicon"], self.R)

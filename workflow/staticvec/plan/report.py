@@ -191,6 +191,9 @@ class Plan:
             f"the longest request {_hours(t['longest_runtime_min'])}.",
             self.disk_markdown(),
         ]
+        laned = self.lanes_markdown()
+        if laned:
+            lines.append(laned)
         md = self.md_stores_markdown()
         if md:
             lines.append(md)
@@ -217,6 +220,18 @@ class Plan:
                 f"has run, plus the scratch of the {self.model.plan.get('scratch_jobs', 4)} largest jobs running (assumed): "
                 f"{p.gb:,.0f} GB at hour {p.hours:,.1f}: kept {p.kept_gb:,.0f}, temporary {p.temp_gb:,.0f}, scratch "
                 f"{p.scratch_gb:,.0f} GB (largest, GB: {parts}).")
+
+    def lanes_markdown(self) -> str:
+        """The rules made in lanes (config plan.lanes, staticvec.dag.lanes): how many items, how many at once."""
+        lanes = self.model.plan.get("lanes") or {}
+        items = {"semglove_words": lambda j: (j.wildcards.get("variant"), j.wildcards.get("frac", "")),
+                 "post_artetxe": lambda j: j.wildcards.get("emb")}
+        parts = [f"{rule} {n} lane(s) over {len({items[rule](j) for j in self.jobs if j.rule == rule})} item(s)"
+                 for rule, n in lanes.items()]
+        if not parts:
+            return ""
+        return ("In lanes (`plan.lanes`; an item waits until the readers of the one before it in its lane have run, so at "
+                "most that many items' outputs exist at once): " + "; ".join(parts) + ".")
 
     def md_stores_markdown(self) -> str:
         """The MLM word stores' modelled size against what the builder can emit at most (CostModel.md_word_pairs)."""
