@@ -2,13 +2,14 @@
 once, as large as the store) against `chunks` (no copy: every iteration reads the sorted store in runs taken
 in a fresh seeded order and permutes chunks of them in memory).
 
-    python benchmarks/glove_shuffle.py [--entries 50000000] [--words 400000] [--memory-gb 2]
+    python benchmarks/glove_shuffle.py [--entries 50000000] [--words 400000] [--memory-gb 2] [--prepare-threads 1 2]
     python benchmarks/glove_shuffle.py --train [--iterations 2] [--threads 2] [--entries ...]
     python benchmarks/glove_shuffle.py --store STORE --vocab VOCAB [--iterations 15] [--dim 300]
 
 Synthetic store (the first form): the one-off time and disk of `copy`'s shuffle step against the time one
-iteration of `chunks` spends reading and permuting (entries/s, one thread), to set beside the kernel's
-entry updates per second per thread (config/unit_costs.yaml: glove_entries_per_s). With --train both shuffles
+iteration of `chunks` spends reading and permuting (entries/s, one thread; then made ahead on each of
+--prepare-threads preparing threads, `prepare_threads`), to set beside the kernel's entry updates per second
+per thread (config/unit_costs.yaml: glove_entries_per_s). With --train both shuffles
 train on it (300-d, --threads Hogwild threads): the seconds per iteration once the chunks' preparation runs
 beside the kernel. A real store (the last form): both shuffles train the same run (one thread, the default's
 settings), and the objective per entry after each iteration is printed for both: the training cost the order
@@ -56,7 +57,7 @@ def synthetic(directory: Path, entries: int, words: int, seed: int = 0) -> Path:
     return path
 
 
-def time_shuffles(path: Path, memory_gb: float, work: Path) -> None:
+def time_shuffles(path: Path, memory_gb: float, work: Path, prepare_threads=(1, 2)) -> None:
     store = CoocStore(path)
     n = store.n_entries
     size_gb = path.stat().st_size / 2**30
@@ -68,17 +69,23 @@ def time_shuffles(path: Path, memory_gb: float, work: Path) -> None:
     (work / "copy.cooc").unlink()
     cfg = glove.GloveConfig(shuffle="chunks", shuffle_memory_gb=memory_gb)
     chunk = glove.chunk_records(cfg, store.records.dtype.itemsize)
-    started = time.perf_counter()
-    seen = 0
-    for _, part in glove.shuffled_chunks(store.records, chunk, seed=1, iteration=0):
-        seen += len(part)
-    chunks_s = time.perf_counter() - started
-    assert seen == n
+    rates = {}
+    for workers in (0, *prepare_threads):  # 0: made on demand by the caller; n: made ahead on n threads
+        started = time.perf_counter()
+        seen = 0
+        for _, part in glove.shuffled_chunks(store.records, chunk, seed=1, iteration=0, workers=workers):
+            seen += len(part)
+        rates[workers] = time.perf_counter() - started
+        assert seen == n
+    chunks_s = rates[0]
     print(f"store: {n:,} entries, {size_gb:.2f} GB (page cache: read once before)")
     print(f"copy:   shuffle step once {copy_s:.1f} s ({n / copy_s:,.0f} entries/s), a copy of {copy_gb:.2f} GB on disk "
           "while the run trains")
     print(f"chunks: one iteration's reads and permutations {chunks_s:.1f} s ({n / chunks_s:,.0f} entries/s, "
           f"chunks of {chunk:,} entries), no copy")
+    for workers in prepare_threads:
+        print(f"chunks made ahead on {workers} preparing thread(s): {rates[workers]:.1f} s ({n / rates[workers]:,.0f} "
+              f"entries/s, {rates[0] / rates[workers]:.2f}x the caller's own)")
 
 
 def train_both(store, vocab, iterations: int, dim: int, work: Path, threads: int = 1) -> None:
@@ -101,6 +108,8 @@ def main(argv=None) -> int:
     ap.add_argument("--iterations", type=int, default=15)
     ap.add_argument("--dim", type=int, default=300)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--prepare-threads", type=int, nargs="+", default=[1, 2],
+                    help="preparing threads to time the chunks' preparation with (beside the caller's own)")
     ap.add_argument("--train", action="store_true", help="train on the synthetic store with both shuffles")
     args = ap.parse_args(argv)
     print(cpu_line())
@@ -118,7 +127,7 @@ def main(argv=None) -> int:
                 vocab = Vocabulary([f"w{k}" for k in range(args.words)], [args.words - k for k in range(args.words)])
                 train_both(path, vocab, args.iterations, args.dim, work, args.threads)
             else:
-                time_shuffles(path, args.memory_gb, work)
+                time_shuffles(path, args.memory_gb, work, args.prepare_threads)
     print(cpu_line())
     return 0
 

@@ -435,17 +435,63 @@ def test_shuffle_is_checked_and_the_copy_fingerprint_is_the_one_before_the_optio
     assert chunks.fingerprint("abc") != dataclasses.replace(chunks, shuffle_memory_gb=1.0).fingerprint("abc")
 
 
-def test_prefetched_yields_every_item_in_order_made_on_another_thread():
+def test_made_ahead_keeps_the_order_with_several_threads_and_no_more_than_workers_plus_one_results():
     import threading
+    import time
 
-    from staticvec.train.glove import prefetched
+    from staticvec.background import made_ahead
 
-    makers = []
+    lock, alive, most, makers = threading.Lock(), [0], [0], []
 
-    def items():
-        for k in range(5):
+    def call(k):
+        def make():
             makers.append(threading.get_ident())
-            yield k
+            time.sleep(0.02 * (5 - k))  # later items finish first: the order must still be the calls'
+            with lock:
+                alive[0] += 1
+                most[0] = max(most[0], alive[0])
+            return k
+        return make
 
-    assert list(prefetched(items())) == [0, 1, 2, 3, 4] and list(prefetched(iter(()))) == []
-    assert len(makers) == 5 and threading.get_ident() not in makers  # made beside the caller, not by it
+    out = []
+    for k in made_ahead((call(k) for k in range(6)), workers=3):
+        out.append(k)
+        time.sleep(0.01)
+        with lock:
+            alive[0] -= 1  # the caller is done with this result
+    assert out == [0, 1, 2, 3, 4, 5] and most[0] <= 3 + 1
+    assert threading.get_ident() not in makers and len(set(makers)) > 1  # made beside the caller, on several threads
+    assert list(made_ahead(iter(()), workers=2)) == []
+
+    def failing():
+        raise ValueError("chunk 1")
+
+    got = made_ahead(iter([lambda: 0, failing, lambda: 2]), workers=2)
+    assert next(got) == 0
+    with pytest.raises(ValueError, match="chunk 1"):
+        next(got)
+
+
+def test_chunks_prepared_on_several_threads_are_the_same_chunks_and_the_same_vectors(tmp_path, monkeypatch):
+    """prepare_threads changes only the speed: the chunks (and, on one kernel thread, the trained parameters) are
+    byte for byte those made one at a time; it is no part of the checkpoint's fingerprint."""
+    from staticvec.cooc.store import CoocStore
+
+    glove = _small_runs(monkeypatch)
+    i, j, x, _ = planted(n_words=40, seed=6)
+    vocab = make_vocab(40)
+    path = store_of(tmp_path, vocab, i, j, x)
+    records = CoocStore(path).records
+    for iteration in (0, 3):
+        one = list(glove.shuffled_chunks(records, 512, seed=2, iteration=iteration))
+        for workers in (1, 3):
+            many = list(glove.shuffled_chunks(records, 512, seed=2, iteration=iteration, workers=workers))
+            assert [c for c, _ in many] == [c for c, _ in one] and len(one) > 2
+            assert all(a.tobytes() == b.tobytes() for (_, a), (_, b) in zip(many, one))
+    cfg = GloveConfig(dim=9, iterations=3, seed=8, threads=1, shuffle="chunks", shuffle_memory_gb=40000 * 2**-30)
+    trained = [train_glove(path, vocab, dataclasses.replace(cfg, prepare_threads=p), work_dir=tmp_path / f"w{p}")
+               for p in (1, 3)]
+    assert trained[0].W.tobytes() == trained[1].W.tobytes() and trained[0].losses == trained[1].losses
+    assert cfg.fingerprint("s") == dataclasses.replace(cfg, prepare_threads=4).fingerprint("s")
+    with pytest.raises(StaticvecError, match="prepare_threads must be at least 1"):
+        dataclasses.replace(cfg, prepare_threads=0)

@@ -101,6 +101,15 @@ def test_glove_without_a_copy_has_no_store_sized_scratch_and_waits_on_its_chunks
     assert costs["copy"].scratch_gb == pytest.approx(entries * unit.value("store_bytes_per_entry") / 1e9 + checkpoint_gb)
     assert costs["chunks"].scratch_gb == pytest.approx(checkpoint_gb)
 
+    # six preparing threads feed a 32-thread kernel: the bound is the slower of the two, each chunk in memory counted
+    _, _, model = planning(repo_root, manifest=manifest(1_000_000_000, 400_000),
+                           methods__glove={**glove, "shuffle": "chunks", "deterministic": False, "threads": 32,
+                                           "prepare_threads": 6})
+    wide = model.job("train_glove", Wildcards(emb="glove", seed="1"))
+    assert wide.threads == 32
+    assert wide.work_s == pytest.approx(max(kernel * 8 / 32 + prep / 32, prep / 6))
+    assert wide.peak_mb - costs["chunks"].peak_mb == pytest.approx(glove["shuffle_memory_gb"] * 1024 * (7 / 2 - 1))
+
 
 def test_the_ase_pass_memory_follows_the_words_a_shard_meets(repo_root):
     """Three host copies of (words met x layers x width) float32 on top of the pass itself."""
@@ -155,7 +164,7 @@ def test_a_gpu_run_routes_only_the_rules_of_plan_gpu_rules_to_gpus(repo_root):
     with pytest.raises(StaticvecError, match="plan.gpu_rules: classification has no GPU path"):
         planning(repo_root, "config/paper.yaml", plan__gpu_rules=["classification", "tag"])
     glove = model.job("train_glove", Wildcards(emb="glove", seed="1"))
-    assert glove.device == "cpu" and glove.threads == 8  # Hogwild threads on a CPU node
+    assert glove.device == "cpu" and glove.threads == 32  # paper.yaml: Hogwild threads on a CPU node
     # a GPU job's cores keep its host side (tokenization, alignment) up with the GPU, within the cap
     student = model.job("train_student", Wildcards(emb="x2static_sent", seed="1"))
     host_words = model.unit.value("teacher_host_pieces_per_s") / model.unit.value("pieces_per_token")
@@ -194,17 +203,18 @@ def test_paper_routing_follows_the_measured_figures(repo_root):
             assert (model.routing_cost(gpu, price), model.routing_cost(cpu, price)) == pytest.approx((on_gpu, on_cpu))
             cheaper = "gpu" if on_gpu < on_cpu else "cpu"
             assert model.job(rule, wc).device == cheaper, (rule, dict(wc), on_gpu, on_cpu)
-    # GloVe by hand: entries x iterations at the CUDA engine's measured rate against 8 EPYC threads, with the
-    # chunks of paper.yaml's `shuffle: chunks` prepared on one thread: after each on the GPU, beside the kernel on CPUs
+    # GloVe by hand: entries x iterations at the CUDA engine's measured rate against 32 EPYC threads, with the
+    # chunks of paper.yaml's `shuffle: chunks` prepared after each on the GPU (one thread), beside the kernel on CPUs
+    # (6 preparing threads)
     params = model.W.params("glove")
-    assert params["shuffle"] == "chunks"
+    assert params["shuffle"] == "chunks" and (params["threads"], params["prepare_threads"]) == (32, 6)
     entries = model.sizes.window_entries(model.sizes.tokens) * int(params["iterations"])
     prep = entries / model.unit.value("glove_chunk_shuffle_entries_per_s")
     gpu = model.job_on("gpu", "train_glove", Wildcards(emb="glove", seed="1"))
     assert gpu.work_s == pytest.approx(entries / model.unit.value("gpu_glove_entries_per_s") + prep)
     cpu = model.job_on("cpu", "train_glove", Wildcards(emb="glove", seed="1"))
-    kernel = entries / (model.unit.value("glove_entries_per_s") * 8)
-    assert cpu.work_s == pytest.approx(max(kernel + prep / 8, prep))
+    kernel = entries / (model.unit.value("glove_entries_per_s") * 32)
+    assert cpu.work_s == pytest.approx(max(kernel + prep / 32, prep / 6))
 
 
 def paper_jobs(repo_root):

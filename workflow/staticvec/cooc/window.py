@@ -18,8 +18,6 @@ from __future__ import annotations
 import logging
 import mmap
 import os
-import queue
-import threading
 import time
 from itertools import repeat
 from pathlib import Path
@@ -28,6 +26,7 @@ from typing import Iterable, Iterator
 import numba
 import numpy as np
 
+from staticvec.background import prefetched
 from staticvec.cooc.store import ArraySource, CoocAccumulator, sort_reduce, vocab_fingerprint
 from staticvec.errors import InputFileError, StaticvecError
 
@@ -263,35 +262,6 @@ def zeros_hugepages(n: int, dtype=np.float64) -> np.ndarray:
     except OSError:
         pass
     return np.frombuffer(mm, dtype=dtype, count=n)
-
-
-def prefetched(iterable: Iterable, depth: int = 2) -> Iterator:
-    """Iterate ``iterable`` in a background thread, ``depth`` items ahead."""
-    items: queue.Queue = queue.Queue(depth)
-    done = object()
-
-    def produce():
-        try:
-            for item in iterable:
-                items.put(item)
-        except BaseException as exc:  # handed to the consumer
-            items.put(_Failure(exc))
-        items.put(done)
-
-    threading.Thread(target=produce, daemon=True).start()
-    while True:
-        item = items.get()
-        if item is done:
-            return
-        if isinstance(item, _Failure):
-            raise item.exc
-        yield item
-
-
-class _Failure:
-    def __init__(self, exc: BaseException):
-        self.exc = exc
-
 
 
 class WindowCounter:

@@ -801,14 +801,18 @@ class CostModel:
         updates = entries * int(params["iterations"])
         work = updates / rate
         chunks = params.get("shuffle", "copy") == "chunks"
-        if chunks:  # every iteration reads and permutes the store's chunks on one thread: beside the CPU kernel
-            # (the next chunk while this one trains; it takes a share of the job's cores), after each on the GPU
+        preparing = int(params.get("prepare_threads", 1)) if chunks and device != "gpu" else 1
+        if chunks:  # every iteration reads and permutes the store's chunks: beside the CPU kernel on
+            # prepare_threads threads (the next chunks while this one trains; the work takes a share of the job's
+            # cores, and the kernel waits where they prepare fewer entries a second than it updates), after
+            # each chunk on the GPU. Preparing threads assumed linear (1.7-1.8x from a second, measured)
             prep = updates / float(self.unit.value("glove_chunk_shuffle_entries_per_s"))
-            work = work + prep if device == "gpu" else max(work + prep / threads, prep)
+            work = work + prep if device == "gpu" else max(work + prep / threads, prep / preparing)
         vocab = self.emb_vocabulary(emb)
         params_mb = 2 * vocab * (dim + 1) * 16 / MB  # float64 draw + float32 parameters + AdaGrad accumulators
+        # two chunks at once (the one training, the next being prepared); each further preparing thread one more
         shuffle_mb = min(float(params.get("shuffle_memory_gb", 2.0)) * 1024,
-                         2 * entries * float(self.unit.value("store_bytes_per_entry")) / MB)
+                         2 * entries * float(self.unit.value("store_bytes_per_entry")) / MB) * (preparing + 1) / 2
         peak = 300 + params_mb + shuffle_mb
         # kept: the vectors; while it runs: its checkpoint and, with shuffle `copy`, the shuffled copy of its store
         # (both deleted at the end)

@@ -48,6 +48,7 @@ path, ends exactly where an uninterrupted run does.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -62,9 +63,10 @@ import numba
 import numpy as np
 from numba import prange
 
+from staticvec.background import made_ahead
+from staticvec.device import resolve_device
 from staticvec.errors import StaticvecError
 from staticvec.files import atomic_path
-from staticvec.device import resolve_device
 from staticvec.prefetch import prefetch_row
 
 log = logging.getLogger(__name__)
@@ -90,15 +92,18 @@ class GloveConfig:
     checkpoint_every: int = 0  # iterations; 0 = never
     shuffle_memory_gb: float = 2.0  # memory of the out-of-core shuffle (and of a chunk)
     shuffle: str = "copy"  # copy: GloVe's shuffled copy of the store | chunks: no copy (module docstring)
+    prepare_threads: int = 1  # shuffle chunks, CPU: threads preparing the next chunks beside the kernel (speed only)
 
     def __post_init__(self):
         if self.shuffle not in SHUFFLES:
             raise StaticvecError(f"GloVe: shuffle must be one of {', '.join(SHUFFLES)}, not {self.shuffle!r}")
+        if int(self.prepare_threads) < 1:
+            raise StaticvecError(f"GloVe: prepare_threads must be at least 1, not {self.prepare_threads!r}")
 
     def fingerprint(self, store_checksum: str) -> str:
         """Identifies a run whose checkpoint may be resumed: what changes the result."""
         keys = {k: v for k, v in dataclasses.asdict(self).items()
-                if k not in ("iterations", "checkpoint_every", "threads", "shuffle_memory_gb")}
+                if k not in ("iterations", "checkpoint_every", "threads", "shuffle_memory_gb", "prepare_threads")}
         if keys["shuffle"] == "copy":
             del keys["shuffle"]  # the checkpoints written before the option existed stay resumable
         else:  # the chunks' size sets which records share a permutation
@@ -124,6 +129,7 @@ class GloveParams:
     checkpoint_every: int = GloveConfig.checkpoint_every
     shuffle_memory_gb: float = GloveConfig.shuffle_memory_gb
     shuffle: str = GloveConfig.shuffle
+    prepare_threads: int = GloveConfig.prepare_threads
 
     def config(self, seed: int, threads: int, device: str) -> GloveConfig:
         """The trainer's configuration: these parameters and the job's (one thread when deterministic)."""
@@ -131,7 +137,8 @@ class GloveParams:
                            bias_lr_scaled=self.bias_lr_scaled, grad_clip=self.grad_clip, seed=seed,
                            threads=1 if self.deterministic else threads, device=device,
                            batch_size=self.gpu_batch_size, checkpoint_every=self.checkpoint_every,
-                           shuffle_memory_gb=self.shuffle_memory_gb, shuffle=self.shuffle)
+                           shuffle_memory_gb=self.shuffle_memory_gb, shuffle=self.shuffle,
+                           prepare_threads=self.prepare_threads)
 
 
 @dataclass
@@ -334,43 +341,43 @@ def _block_order(n_entries: int, seed: int, iteration: int) -> np.ndarray:
 
 def chunk_records(cfg: GloveConfig, record_bytes: int) -> int:
     """Records in one chunk, a whole number of the store's runs (at least one): ``shuffle_memory_gb`` holds
-    two chunks at once (the one training and the next, :func:`prefetched`), each with its gathered records,
-    their permuted copy and the permutation's indices."""
+    two chunks at once (the one training and the next being prepared), each with its gathered records, their
+    permuted copy and the permutation's indices. Each further preparing thread (``prepare_threads``) holds
+    one more chunk: the chunks, hence the vectors, do not depend on how many threads prepare them."""
     per = int(cfg.shuffle_memory_gb * 2**30 // (2 * (2 * record_bytes + 8)))
     return max(1, per // _SOURCE_BLOCK) * _SOURCE_BLOCK
 
 
-def shuffled_chunks(records, chunk: int, seed: int, iteration: int, salt: int = 4):
-    """``shuffle: chunks``: one iteration's entries without a shuffled copy of the store. The sorted
-    store's runs of ``_SOURCE_BLOCK`` records are taken in a fresh seeded order, ``chunk // _SOURCE_BLOCK``
-    at a time; each chunk is read (its runs in file order) and permuted in memory. Yields
-    ``(chunk number, records)``; a function of (seed, iteration), so a resumed run repeats it."""
-    n = len(records)
+def chunk_runs(n_records: int, chunk: int, seed: int, iteration: int, salt: int = 4) -> list[np.ndarray]:
+    """``shuffle: chunks``: which runs of ``_SOURCE_BLOCK`` records of the sorted store make each chunk of one
+    iteration: the runs in a fresh seeded order, ``chunk // _SOURCE_BLOCK`` at a time, each chunk's in file
+    order (read forward). A function of (seed, iteration), so a resumed run repeats it."""
     per = max(1, chunk // _SOURCE_BLOCK)
-    runs = np.random.default_rng([seed, salt, iteration]).permutation(-(-n // _SOURCE_BLOCK))
-    for c, start in enumerate(range(0, len(runs), per)):
-        pieces = [records[r * _SOURCE_BLOCK : (r + 1) * _SOURCE_BLOCK] for r in np.sort(runs[start : start + per])]
-        gathered = np.concatenate(pieces) if len(pieces) > 1 else np.asarray(pieces[0])
-        order = np.random.default_rng([seed, salt, iteration, c]).permutation(len(gathered))
-        # permuted as opaque 12-byte items: numpy's fancy indexing of a structured array is ~15x slower
-        yield c, gathered.view(f"V{gathered.dtype.itemsize}")[order].view(gathered.dtype)
+    runs = np.random.default_rng([seed, salt, iteration]).permutation(-(-n_records // _SOURCE_BLOCK))
+    return [np.sort(runs[start : start + per]) for start in range(0, len(runs), per)]
 
 
-def prefetched(iterator):
-    """The items of ``iterator``, the next one made on a background thread while the caller uses the current
-    one (numpy's permutation and fancy indexing release the GIL, and so does the kernel): the chunks' reads
-    and permutations overlap the training instead of adding to it. The order of the items is unchanged."""
-    from concurrent.futures import ThreadPoolExecutor
+def make_chunk(records, runs: np.ndarray, seed: int, iteration: int, c: int, salt: int = 4) -> np.ndarray:
+    """Chunk ``c`` of an iteration: its runs read and permuted in memory (seeded by (seed, iteration, c))."""
+    pieces = [records[r * _SOURCE_BLOCK : (r + 1) * _SOURCE_BLOCK] for r in runs]
+    gathered = np.concatenate(pieces) if len(pieces) > 1 else np.asarray(pieces[0])
+    order = np.random.default_rng([seed, salt, iteration, c]).permutation(len(gathered))
+    # permuted as opaque 12-byte items: numpy's fancy indexing of a structured array is ~15x slower
+    return gathered.view(f"V{gathered.dtype.itemsize}")[order].view(gathered.dtype)
 
-    done = object()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="glove-chunks") as pool:
-        ahead = pool.submit(next, iterator, done)
-        while True:
-            item = ahead.result()
-            if item is done:
-                return
-            ahead = pool.submit(next, iterator, done)
-            yield item
+
+def shuffled_chunks(records, chunk: int, seed: int, iteration: int, salt: int = 4, workers: int = 0):
+    """``shuffle: chunks``: one iteration's entries without a shuffled copy of the store, as ``(chunk number,
+    records)`` (:func:`chunk_runs`, :func:`make_chunk`). ``workers`` > 0: made ahead on that many threads while
+    the caller trains on the current one (numpy's permutation, concatenation and fancy indexing release the
+    GIL, and so does the kernel); 0: made on demand. The chunks and their order are the same either way."""
+    plan = chunk_runs(len(records), chunk, seed, iteration, salt)
+    if not workers:
+        for c, runs in enumerate(plan):
+            yield c, make_chunk(records, runs, seed, iteration, c, salt)
+        return
+    calls = (functools.partial(make_chunk, records, runs, seed, iteration, c, salt) for c, runs in enumerate(plan))
+    yield from enumerate(made_ahead(calls, workers))
 
 
 def _run_cpu(state, records, cfg: GloveConfig, on_iteration):
@@ -396,7 +403,7 @@ def _run_cpu(state, records, cfg: GloveConfig, on_iteration):
             cost, seen = run(records, _block_order(len(records), cfg.seed, state.iteration))
         else:  # the chunk is already permuted: its blocks go to the threads in turn
             cost, seen = 0.0, 0
-            for _, part in prefetched(shuffled_chunks(records, chunk, cfg.seed, state.iteration)):
+            for _, part in shuffled_chunks(records, chunk, cfg.seed, state.iteration, workers=cfg.prepare_threads):
                 c, k = run(part, np.arange(-(-len(part) // _BLOCK), dtype=np.int64))
                 cost, seen = cost + c, seen + k
         on_iteration(cost / max(seen, 1))
