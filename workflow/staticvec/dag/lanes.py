@@ -27,6 +27,14 @@ from staticvec.errors import StaticvecError
 LANED_RULES = ("post_artetxe", "semglove_words")
 
 
+def item_of(rule: str, wildcards) -> Hashable:
+    """The lane item a job of a laned rule makes: a word store's (variant, fraction); an Artetxe embedding's id
+    (all its seeds' tables are one item). ``wildcards``: Snakemake's, or a dict of them."""
+    if rule == "semglove_words":
+        return wildcards["variant"], wildcards.get("frac", "") or ""
+    return wildcards["emb"]
+
+
 def assign_lanes(sizes: dict[Hashable, float], n: int) -> dict[Hashable, Hashable | None]:
     """Each item's predecessor in its lane (None: first of its lane), items placed largest first, each in the lane
     with the least size so far (ties: the items' order, then the lowest lane)."""
@@ -60,26 +68,23 @@ class Lanes:
                                      "so lanes would only make its jobs wait; list it in plan.temporary or drop the lanes")
             if n < 1:
                 raise StaticvecError(f"config plan.lanes.{rule}: {n} lane(s); at least one is needed")
-        self._previous: dict[str, dict] = {}
-        self._readers: dict[str, dict] = {}
+        self._lanes: dict[str, tuple[dict, dict]] = {}  # rule -> (item -> item before it, item -> readers' outputs)
+        self._planned_results: dict[str, tuple[set[str], set[str]]] | None = None
 
     def after(self, rule: str, item: Hashable) -> list[str]:
         """What the readers of ``item``'s predecessor in its lane write ([] where the rule has no lanes, the item is
         the first of its lane, or the run does not plan it)."""
         if rule not in self.counts:
             return []
-        if rule not in self._previous:
-            readers = self._artetxe_readers() if rule == "post_artetxe" else self._word_store_readers()
-            sizes = {k: self._size(rule, k) for k in readers}
-            self._readers[rule] = readers
-            self._previous[rule] = assign_lanes(sizes, self.counts[rule])
-        before = self._previous[rule].get(item)
-        return [] if before is None else list(self._readers[rule][before])
+        previous, readers = self._placed(rule)
+        before = previous.get(item)
+        return [] if before is None else list(readers[before])
 
     def lanes_of(self, rule: str) -> list[list[Hashable]]:
         """The rule's lanes, each its items in order (for the plan's report and the tests)."""
-        self.after(rule, None)
-        previous = self._previous.get(rule, {})
+        if rule not in self.counts:
+            return []
+        previous, _ = self._placed(rule)
         nexts = {p: k for k, p in previous.items() if p is not None}
         lanes = []
         for first in (k for k, p in previous.items() if p is None):
@@ -89,16 +94,26 @@ class Lanes:
             lanes.append(lane)
         return lanes
 
+    def _placed(self, rule: str) -> tuple[dict, dict]:
+        """The rule's items placed in its lanes, and each item's readers' outputs (made once per rule)."""
+        if rule not in self._lanes:
+            readers = self._artetxe_readers() if rule == "post_artetxe" else self._word_store_readers()
+            sizes = {k: self._size(rule, k) for k in readers}
+            self._lanes[rule] = assign_lanes(sizes, self.counts[rule]), readers
+        return self._lanes[rule]
+
     # ------------------------------------------------------------ the items and their readers
     def _evaluated(self) -> dict[str, tuple[set[str], set[str]]]:
-        """Embedding -> (protocols, seeds) of the intrinsic results the run plans of it."""
-        wanted: dict[str, tuple[set[str], set[str]]] = {}
-        for (protocols, seeds), embs in self.W.intrinsic_groups().items():
-            for emb in embs:
-                p, s = wanted.setdefault(emb, (set(), set()))
-                p.update(protocols)
-                s.update(seeds)
-        return wanted
+        """Embedding -> (protocols, seeds) of the intrinsic results the run plans of it (read once for both rules)."""
+        if self._planned_results is None:
+            wanted: dict[str, tuple[set[str], set[str]]] = {}
+            for (protocols, seeds), embs in self.W.intrinsic_groups().items():
+                for emb in embs:
+                    p, s = wanted.setdefault(emb, (set(), set()))
+                    p.update(protocols)
+                    s.update(seeds)
+            self._planned_results = wanted
+        return self._planned_results
 
     def _artetxe_readers(self) -> dict[str, list[str]]:
         """Artetxe embedding -> its intrinsic results (the tables' readers' outputs), for those the run evaluates."""

@@ -16,7 +16,7 @@ from staticvec.dag import arguments
 from staticvec.dag import post as post_targets
 from staticvec.dag.common import device_flags, leading_shards_for_sentences, online_flags
 from staticvec.dag.costs import CostModel
-from staticvec.dag.lanes import Lanes
+from staticvec.dag.lanes import Lanes, item_of
 from staticvec.dag.paths import RulePaths
 from staticvec.errors import StaticvecError
 from staticvec.methods import REGISTRY, trainer_params
@@ -172,7 +172,7 @@ class RuleFunctions:
         """The piece store and vocabulary (and the window gate), and with plan.lanes what the GloVe runs of the
         store before this one in its lane write (staticvec.dag.lanes)."""
         inputs = self.SG.words_inputs(wildcards.variant, wildcards.frac)
-        after = self.lanes.after("semglove_words", (wildcards.variant, wildcards.frac))
+        after = self.lanes.after("semglove_words", item_of("semglove_words", wildcards))
         return {**inputs, "after": after} if after else inputs
 
     def semglove_words_args(self, wildcards) -> str:
@@ -348,7 +348,7 @@ class RuleFunctions:
     def artetxe_inputs(self, wildcards) -> dict:
         """The vectors the transform reads, and with plan.lanes the intrinsic results of the Artetxe embedding before
         this one in its lane (staticvec.dag.lanes)."""
-        after = self.lanes.after("post_artetxe", wildcards.emb)
+        after = self.lanes.after("post_artetxe", item_of("post_artetxe", wildcards))
         return {"vectors": self.post_base(wildcards), **({"after": after} if after else {})}
 
     def retrofit_lexicon(self, wildcards) -> str:

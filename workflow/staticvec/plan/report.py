@@ -223,11 +223,11 @@ class Plan:
 
     def lanes_markdown(self) -> str:
         """The rules made in lanes (config plan.lanes, staticvec.dag.lanes): how many items, how many at once."""
+        from staticvec.dag.lanes import item_of
+
         lanes = self.model.plan.get("lanes") or {}
-        items = {"semglove_words": lambda j: (j.wildcards.get("variant"), j.wildcards.get("frac", "")),
-                 "post_artetxe": lambda j: j.wildcards.get("emb")}
-        parts = [f"{rule} {n} lane(s) over {len({items[rule](j) for j in self.jobs if j.rule == rule})} item(s)"
-                 for rule, n in lanes.items()]
+        parts = [f"{rule} {n} lane(s) over {len({item_of(rule, j.wildcards) for j in self.jobs if j.rule == rule})} "
+                 "item(s)" for rule, n in lanes.items()]
         if not parts:
             return ""
         return ("In lanes (`plan.lanes`; an item waits until the readers of the one before it in its lane have run, so at "

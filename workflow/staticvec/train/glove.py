@@ -372,12 +372,8 @@ def shuffled_chunks(records, chunk: int, seed: int, iteration: int, salt: int = 
     the caller trains on the current one (numpy's permutation, concatenation and fancy indexing release the
     GIL, and so does the kernel); 0: made on demand. The chunks and their order are the same either way."""
     plan = chunk_runs(len(records), chunk, seed, iteration, salt)
-    if not workers:
-        for c, runs in enumerate(plan):
-            yield c, make_chunk(records, runs, seed, iteration, c, salt)
-        return
     calls = (functools.partial(make_chunk, records, runs, seed, iteration, c, salt) for c, runs in enumerate(plan))
-    yield from enumerate(made_ahead(calls, workers))
+    yield from enumerate(made_ahead(calls, workers) if workers else (call() for call in calls))
 
 
 def _run_cpu(state, records, cfg: GloveConfig, on_iteration):
