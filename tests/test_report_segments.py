@@ -86,3 +86,24 @@ def test_a_file_from_before_the_host_columns_reads_and_keeps_its_rows(tmp_path):
     assert rows[1]["steal_pct"] == "" or 0 <= float(rows[1]["steal_pct"]) <= 100
     old_line = next(line for line in segments_markdown(rows) if line.startswith("| 1 "))
     assert old_line.rstrip(" |").endswith("| — | —")
+
+
+def test_each_sitting_names_the_commit_it_started_from(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "f").write_text("a\n")
+    subprocess.run(git + ["add", "f"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "one"], check=True)
+    head = subprocess.run(git + ["rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    monkeypatch.chdir(repo)  # the sitting runs where `make claims` runs: the checkout's root
+    assert run_segment(tmp_path / "run", [sys.executable, "-c", "pass"]) == 0
+    (repo / "f").write_text("b\n")  # a tracked file changed before the second sitting
+    assert run_segment(tmp_path / "run", [sys.executable, "-c", "pass"]) == 0
+    rows = read_segments(tmp_path / "run" / "segments.tsv")
+    assert [r["commit"] for r in rows] == [head, head + "+dirty"]
+    from staticvec.report.segments import segments_markdown
+    assert any(line.startswith("| 2 ") and line.rstrip(" |").endswith(head + "+dirty")
+               for line in segments_markdown(rows))

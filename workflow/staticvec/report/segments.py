@@ -5,7 +5,9 @@ Hosts that report the same CPU model can differ in speed (2026-11-27: one AVX2 "
 time per teacher job of another; ``benchmarks/README.md``), so each row also carries two figures that tell
 sittings on different hosts apart: the host's speed at the start (``calibration_gflops``: a fixed fp32 matrix
 product of the teacher's feed-forward shape on one thread, see :func:`calibration`) and the share of CPU time
-the hypervisor gave to others during the sitting (``steal_pct``, from ``/proc/stat``).
+the hypervisor gave to others during the sitting (``steal_pct``, from ``/proc/stat``). A run's sittings may
+start from different commits, so each row names the one it started from (``commit``, as the
+run's manifests name it: :func:`staticvec.report.provenance.git_commit`).
 
 ``staticvec report segment --run DIR -- COMMAND ...`` (``make claims``) writes the segment's row when it starts
 (so a sitting ended by a hard kill or a lost machine still shows, without an end), runs the command in the
@@ -27,11 +29,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from staticvec.errors import InputFileError
+from staticvec.report.provenance import git_commit
 
 REQUIRED_FIELDS = ("segment", "start_utc", "end_utc", "wall_s", "exit", "uptime_start", "uptime_end", "host", "cpu",
                    "cores", "command")
 # added later: a file written before has them empty
-FIELDS = REQUIRED_FIELDS + ("calibration_gflops", "steal_pct")
+FIELDS = REQUIRED_FIELDS + ("calibration_gflops", "steal_pct", "commit")
 # the teacher's (all-MiniLM-L6-v2) feed-forward product for 256 tokens: hidden 384, intermediate 1536
 CALIBRATION_SHAPE = (256, 384, 1536)
 
@@ -148,7 +151,7 @@ def run_segment(run_dir: str | os.PathLike, command: list[str]) -> int:
     speed = calibration()  # before the sitting's clock starts: its ~2 s (torch's import) are not the command's
     start = time.monotonic()
     row = {"segment": str(len(rows) + 1), "start_utc": _now(), "uptime_start": uptime(), **machine(),
-           "command": " ".join(command), "calibration_gflops": speed}
+           "command": " ".join(command), "calibration_gflops": speed, "commit": git_commit()}
     times_at_start = cpu_times()
     _write(path, rows + [row])
     child = subprocess.Popen(command)
@@ -191,12 +194,12 @@ def segments_markdown(rows: list[dict]) -> list[str]:
     body = [[r["segment"], r["start_utc"], r["end_utc"] or "(no end recorded: killed?)",
              _hms(float(r["wall_s"])) if r["wall_s"] else "—", r["exit"] or "—", r["uptime_start"], r["uptime_end"] or "—",
              f"{r['host']}: {r['cpu']}, {r['cores']} cores", r.get("calibration_gflops") or "—",
-             r.get("steal_pct") or "—"] for r in rows]
+             r.get("steal_pct") or "—", r.get("commit") or "—"] for r in rows]
     total = sum(float(r["wall_s"]) for r in rows if r["wall_s"])
     return ["The run's segments (sittings of `make claims`, from segments.tsv):", "",
             *table(["segment", "start (UTC)", "end (UTC)", "wall", "exit", "uptime at start", "uptime at end", "machine",
-                    "host speed (GFLOP/s)", "CPU steal (%)"],
-                   body, align=["r", "l", "l", "r", "l", "l", "l", "l", "r", "r"]),
+                    "host speed (GFLOP/s)", "CPU steal (%)", "commit"],
+                   body, align=["r", "l", "l", "r", "l", "l", "l", "l", "r", "r", "l"]),
             "", "Host speed: an fp32 matrix product of the teacher's feed-forward shape "
                 f"({' x '.join(map(str, CALIBRATION_SHAPE))}) on one thread at the sitting's start (hosts with the same "
                 "CPU model differ); CPU steal: the hypervisor's share of the CPU time during the sitting.",
