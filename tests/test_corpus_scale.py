@@ -123,6 +123,29 @@ def test_from_files_writes_the_table_csv_figure_and_manifest(tmp_path, repo_root
     assert "reaches m2v" in out["csv"].read_text()
 
 
+def test_from_files_draws_a_grid_with_hidden_cells(tmp_path, repo_root):
+    # the claims scale draws 7 panels in a 3 x 3 grid (2 cells hidden); 4 panels give 2 x 3 with 2 hidden
+    files = {}
+    for emb, (a, b) in {"glove~scale0.25": (0.1, 0.3), "glove~scale0.5": (0.3, 0.1), "glove": (0.5, 0.2),
+                        "x2~scale0.25": (0.6, 0.0), "x2~fraction0.5": (0.7, 0.0), "x2": (0.8, 0.0),
+                        "m2v": (0.2, 0.4), "m2v_wide": (0.9, 0.1)}.items():
+        path = tmp_path / f"{emb}.json"
+        path.write_text(json.dumps(result(ws353=a, simlex999=b)))
+        files[("web", emb)] = [str(path)]
+    sheet = tmp_path / "figures.yaml"
+    sheet.write_text(json.dumps({"figures": {}, "labels": {"glove": "GloVe"}, "corpus_scale": SPEC}))
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps(CORPUS))
+    out = {k: tmp_path / f"out.{k}" for k in ("md", "csv", "pdf", "png")}
+    panels = [{"metric": m, "protocol": "web"} for m in ("ws353", "simlex999")]
+    panels += [{"metric": {"mean": ["ws353", "simlex999"]}, "protocol": "web"}, {"metric": "ws353", "protocol": "web"}]
+    record = corpus_scale_from_files(str(sheet), str(repo_root / "config/tables.yaml"), panels, json.dumps(SWEEP),
+                                     POINTS, files, str(corpus), *(str(out[k]) for k in ("md", "csv", "pdf", "png")),
+                                     root=str(repo_root))
+    assert len(record["data"]["panels"]) == 4 and out["png"].stat().st_size > 0 and out["pdf"].stat().st_size > 0
+    assert "| GloVe | 20.0 | 20.0 | 35.0 |" in out["md"].read_text()  # the mean of ws353 and simlex999 per point
+
+
 # ------------------------------------------------------------------ the planning layer
 
 

@@ -252,6 +252,21 @@ def test_caption_line_is_drawn_under_the_figure():
     F._pyplot().close(fig)
 
 
+def test_caption_goes_under_the_lowest_visible_panel_of_a_grid_with_hidden_cells():
+    # a grid of 7 panels in 3 x 3 hides two cells; matplotlib gives a hidden axis no extent (None)
+    plt = F._pyplot()
+    fig, axes = plt.subplots(3, 3, squeeze=False)
+    for ax in list(axes.flat)[7:]:
+        ax.set_visible(False)
+    F.add_caption(fig, ["Made with: corpus x"])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    caption_top = fig.texts[0].get_window_extent(renderer).y1
+    lowest_panel = min(ax.get_tightbbox(renderer).y0 for ax in list(axes.flat)[:7])
+    assert caption_top <= lowest_panel
+    plt.close(fig)
+
+
 def test_caption_does_not_overlap_rotated_tick_labels_or_the_axis_label():
     words = ["football", "is", "the", "most", "popular", "sport", "in", "brazil"]
     matrix = np.full((8, 8), 0.1)
