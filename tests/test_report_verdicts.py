@@ -41,6 +41,45 @@ def runs(tmp_path):
 def test_movement_on_the_order_fails_undecided_holds():
     assert movement("undecided", "holds") == "toward holds" and movement("holds", "fails") == "toward fails"
     assert movement("fails", "fails") == "same" and movement(None, "holds") == "new" and movement("holds", None) == "gone"
+    # too few seeds in one run: the verdict has no direction to move from
+    assert movement("not tested", "fails") == "now tested" and movement("holds", "not tested") == "no longer tested"
+
+
+def test_reads_the_comparisons_of_the_claims_machinerys_own_records(tmp_path):
+    # the records the claims report writes (each comparison an alternative of a part), for a − b per seed:
+    # 3, 4, 5 points at 1M (mean 4) and 10, 11, 12 at 10M (mean 11): shift +7
+    import yaml
+
+    from staticvec.files import write_json
+    from staticvec.report.claims import Results, evaluate_claims
+    from staticvec.sheets.claims import load_claims_spec
+
+    sheet = tmp_path / "claims.yaml"
+    sheet.write_text(yaml.safe_dump({"defaults": {}, "claims": {"a_over_b": {
+        "paper": "semglove", "where": "Table 1", "at": "§5.4, semglove.txt l. 1", "sentence": "q", "statement": "s",
+        "protocol": "web", "metric": "ws353", "order": ["a", "b"]}}}))
+    spec = load_claims_spec(sheet)
+
+    def run(name, tokens, a_scores):
+        scores = {"a": a_scores, "b": [0.60, 0.60, 0.60]}
+        results = Results({("web", emb): {k + 1: {"results": {"ws353": {"score": v, "found": 10, "total": 10,
+                                                                          "scored": 10}}} for k, v in enumerate(vals)}
+                           for emb, vals in scores.items()}, random=["a", "b"])
+        root = write_run(tmp_path / name, tokens, [])
+        write_json(root / "tables/claims.json", {"caption": "c", "claims": evaluate_claims(spec, results)})
+        return root
+
+    before, after = run("tour", 1_000_133, [0.63, 0.64, 0.65]), run("scale", 10_000_412, [0.70, 0.71, 0.72])
+    [row] = compare(load_run(before), load_run(after))
+    out_md = tmp_path / "v.md"
+    verdicts_from_files(before, after, out_md)
+    assert "0 of 1 verdicts moved; 1 the same." in out_md.read_text()
+    assert "| a_over_b | holds | holds | same | a > b | +4.00 [" in out_md.read_text()
+    assert (row["before"], row["after"], row["moved"]) == ("holds", "holds", "same")
+    [comp] = row["comparisons"]
+    assert comp["comparison"] == "a > b"
+    assert comp["before"]["mean"] == pytest.approx(4.0) and comp["after"]["mean"] == pytest.approx(11.0)
+    assert comp["before"]["low"] < 4.0 < comp["before"]["high"] and comp["shift"] == pytest.approx(7.0)
 
 
 def test_shifts_are_the_later_mean_minus_the_earlier(runs):

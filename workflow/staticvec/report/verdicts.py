@@ -1,10 +1,11 @@
 """Each claim's verdict in two runs side by side (the tour at 1M tokens and the claims scale at 10M): which
 verdicts moved, and how far each comparison's paired difference moved.
 
-Reads only what every version of ``tables/claims.json`` has: per claim its ``id`` and ``verdict``, and per
-comparison its text and the point estimate with its interval (``mean``, ``low``, ``high``, in points), so the
-claims machinery may add fields (verdict tallies, groups) without breaking it. A run is given as its results
-directory (``<run>/tables/claims.json``, its size from ``<run>/manifest.json``) or as the claims JSON itself.
+Reads per claim its ``id`` and ``verdict``, and per comparison its text and the point estimate with its
+interval (``mean``, ``low``, ``high``, in points): the comparisons are the alternatives of the claim's ``parts``
+(the claims sheet's format since claims are decided part by part) or, in older files, its ``comparisons``; other
+fields (tallies, groups, p-values) are ignored. A run is given as its results directory
+(``<run>/tables/claims.json``, its size from ``<run>/manifest.json``) or as the claims JSON itself.
 
 Command line::
 
@@ -19,6 +20,8 @@ from pathlib import Path
 from staticvec.errors import InputFileError
 
 ORDER = {"fails": 0, "undecided": 1, "holds": 2}
+# how a verdict may change without moving: against "not tested" (too few seeds or no result) it has no direction
+UNMOVED = ("same", "now tested", "no longer tested")
 
 
 def load_run(path) -> dict:
@@ -39,12 +42,21 @@ def load_run(path) -> dict:
     claims = {}
     for r in records:
         comps = [{"text": c.get("comparison", ""), "mean": c.get("mean"), "low": c.get("low"), "high": c.get("high")}
-                 for c in r.get("comparisons") or [] if isinstance(c, dict)]
+                 for c in _comparisons(r)]
         claims[r["id"]] = {"verdict": r["verdict"], "paper": r.get("paper"), "statement": r.get("statement"),
                            "comparisons": comps}
     manifest = (claims_file.parent.parent / "manifest.json") if claims_file.parent.name == "tables" else None
     tokens = read_json(manifest).get("tokens") if manifest is not None and manifest.is_file() else None
     return {"path": str(claims_file), "tokens": tokens, "claims": claims}
+
+
+def _comparisons(record: dict) -> list[dict]:
+    """A claim's comparisons: each alternative of each of its parts, or the flat list of older files."""
+    parts = record.get("parts")
+    if isinstance(parts, list):
+        return [a for part in parts if isinstance(part, dict) for a in part.get("alternatives") or []
+                if isinstance(a, dict)]
+    return [c for c in record.get("comparisons") or [] if isinstance(c, dict)]
 
 
 def size_label(run: dict, default: str) -> str:
@@ -55,14 +67,19 @@ def size_label(run: dict, default: str) -> str:
 
 
 def movement(before: str | None, after: str | None) -> str:
-    """How a verdict moved: ``same``, ``new`` / ``gone`` (a claim in one run only), or the direction on the
-    order fails < undecided < holds (``toward holds`` / ``toward fails``)."""
+    """How a verdict moved: ``same``, ``new`` / ``gone`` (a claim in one run only), ``now tested`` / ``no longer
+    tested`` (one run had too few seeds or no result: no direction to read), or the direction on the order
+    fails < undecided < holds (``toward holds`` / ``toward fails``)."""
     if before is None:
         return "new"
     if after is None:
         return "gone"
     if before == after:
         return "same"
+    if before == "not tested" and after in ORDER:
+        return "now tested"
+    if after == "not tested" and before in ORDER:
+        return "no longer tested"
     if before not in ORDER or after not in ORDER:
         return "changed"
     return "toward holds" if ORDER[after] > ORDER[before] else "toward fails"
@@ -102,7 +119,7 @@ def _estimate(c: dict | None) -> str:
 def to_markdown(rows: list[dict], before_label: str, after_label: str, sources: tuple[str, str]) -> str:
     from staticvec.report.markdown import table
 
-    moved = [r for r in rows if r["moved"] not in ("same",)]
+    moved = [r for r in rows if r["moved"] not in UNMOVED]
     tally = {}
     for r in rows:
         tally[r["moved"]] = tally.get(r["moved"], 0) + 1
@@ -110,8 +127,10 @@ def to_markdown(rows: list[dict], before_label: str, after_label: str, sources: 
              "Differences in points (×100) of left − right, mean over the paired seeds [95 % interval]; shift: the "
              f"{after_label} mean minus the {before_label} mean.", "",
              f"{len(moved)} of {len(rows)} verdicts moved"
-             + (": " + ", ".join(f"{n} {k}" for k, n in tally.items() if k != "same") if moved else "")
-             + f"; {tally.get('same', 0)} the same.", ""]
+             + (": " + ", ".join(f"{n} {k}" for k, n in tally.items() if k not in UNMOVED) if moved else "")
+             + f"; {tally.get('same', 0)} the same"
+             + "".join(f"; {tally[k]} {k} (too few seeds or no result in one run)" for k in UNMOVED[1:] if tally.get(k))
+             + ".", ""]
     body = []
     for r in rows:
         for k, c in enumerate(r["comparisons"] or [{"comparison": "", "before": None, "after": None, "shift": None}]):
