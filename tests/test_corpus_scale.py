@@ -97,12 +97,15 @@ def test_scores_tokens_levels_paper_numbers_and_crossings(repo_root):
     assert mean["claims"] == ["c1"] and mean["label"].startswith("SemGloVe: mean of WS353, SimLex-999")
 
 
-def test_from_files_writes_the_table_csv_figure_and_manifest(tmp_path, repo_root):
-    values = {"glove~scale0.25": (0.10, 0.3), "glove~scale0.5": (0.30, 0.1), "glove": (0.50, 0.2),
-              "x2~scale0.25": (0.6, 0.0), "x2~fraction0.5": (0.7, 0.0), "x2": (0.8, 0.0), "m2v": (0.2, 0.4),
-              "m2v_wide": (0.9, 0.1)}
+SCORES = {"glove~scale0.25": (0.10, 0.3), "glove~scale0.5": (0.30, 0.1), "glove": (0.50, 0.2),
+          "x2~scale0.25": (0.6, 0.0), "x2~fraction0.5": (0.7, 0.0), "x2": (0.8, 0.0), "m2v": (0.2, 0.4),
+          "m2v_wide": (0.9, 0.1)}  # (ws353, simlex999) of each point
+
+
+def from_files(tmp_path, repo_root, panels):
+    """corpus_scale_from_files over SCORES written as result files: (record, {"md"|"csv"|"pdf"|"png": path})."""
     files = {}
-    for emb, (a, b) in values.items():
+    for emb, (a, b) in SCORES.items():
         path = tmp_path / f"{emb}.json"
         path.write_text(json.dumps(result(ws353=a, simlex999=b)))
         files[("web", emb)] = [str(path)]
@@ -111,9 +114,14 @@ def test_from_files_writes_the_table_csv_figure_and_manifest(tmp_path, repo_root
     corpus = tmp_path / "corpus.json"
     corpus.write_text(json.dumps(CORPUS))
     out = {k: tmp_path / f"out.{k}" for k in ("md", "csv", "pdf", "png")}
-    record = corpus_scale_from_files(str(sheet), str(repo_root / "config/tables.yaml"),
-                                     [{"metric": "ws353", "protocol": "web"}], json.dumps(SWEEP), POINTS, files,
-                                     str(corpus), *(str(out[k]) for k in ("md", "csv", "pdf", "png")), root=str(repo_root))
+    record = corpus_scale_from_files(str(sheet), str(repo_root / "config/tables.yaml"), panels, json.dumps(SWEEP),
+                                     POINTS, files, str(corpus), *(str(out[k]) for k in ("md", "csv", "pdf", "png")),
+                                     root=str(repo_root))
+    return record, out
+
+
+def test_from_files_writes_the_table_csv_figure_and_manifest(tmp_path, repo_root):
+    record, out = from_files(tmp_path, repo_root, [{"metric": "ws353", "protocol": "web"}])
     md = out["md"].read_text()
     assert "| GloVe | 10.0 | 30.0 | 50.0 | 52.6 (semglove_table1) | at 173 tokens |" in md  # 100·√3 = 173.2
     assert "| x2 | 60.0 | 70.0 | 80.0 | — | not within 1k tokens (vs m2v_wide) |" in md
@@ -125,23 +133,9 @@ def test_from_files_writes_the_table_csv_figure_and_manifest(tmp_path, repo_root
 
 def test_from_files_draws_a_grid_with_hidden_cells(tmp_path, repo_root):
     # the claims scale draws 7 panels in a 3 x 3 grid (2 cells hidden); 4 panels give 2 x 3 with 2 hidden
-    files = {}
-    for emb, (a, b) in {"glove~scale0.25": (0.1, 0.3), "glove~scale0.5": (0.3, 0.1), "glove": (0.5, 0.2),
-                        "x2~scale0.25": (0.6, 0.0), "x2~fraction0.5": (0.7, 0.0), "x2": (0.8, 0.0),
-                        "m2v": (0.2, 0.4), "m2v_wide": (0.9, 0.1)}.items():
-        path = tmp_path / f"{emb}.json"
-        path.write_text(json.dumps(result(ws353=a, simlex999=b)))
-        files[("web", emb)] = [str(path)]
-    sheet = tmp_path / "figures.yaml"
-    sheet.write_text(json.dumps({"figures": {}, "labels": {"glove": "GloVe"}, "corpus_scale": SPEC}))
-    corpus = tmp_path / "corpus.json"
-    corpus.write_text(json.dumps(CORPUS))
-    out = {k: tmp_path / f"out.{k}" for k in ("md", "csv", "pdf", "png")}
     panels = [{"metric": m, "protocol": "web"} for m in ("ws353", "simlex999")]
     panels += [{"metric": {"mean": ["ws353", "simlex999"]}, "protocol": "web"}, {"metric": "ws353", "protocol": "web"}]
-    record = corpus_scale_from_files(str(sheet), str(repo_root / "config/tables.yaml"), panels, json.dumps(SWEEP),
-                                     POINTS, files, str(corpus), *(str(out[k]) for k in ("md", "csv", "pdf", "png")),
-                                     root=str(repo_root))
+    record, out = from_files(tmp_path, repo_root, panels)
     assert len(record["data"]["panels"]) == 4 and out["png"].stat().st_size > 0 and out["pdf"].stat().st_size > 0
     assert "| GloVe | 20.0 | 20.0 | 35.0 |" in out["md"].read_text()  # the mean of ws353 and simlex999 per point
 
