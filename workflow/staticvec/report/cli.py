@@ -272,12 +272,13 @@ def _corpus_scale(args) -> int:
 
 
 def _verdicts(args) -> int:
-    from staticvec.report.verdicts import UNMOVED, verdicts_from_files
+    from staticvec.report.verdicts import UNMOVED, tally_moves, verdicts_from_files
 
     rows = verdicts_from_files(args.before, args.after, args.out_md, args.out_csv, args.before_label, args.after_label)
-    moved = [f"{r['id']} ({r['moved']})" for r in rows if r["moved"] not in UNMOVED]
-    tested = sum(r["moved"] in UNMOVED[1:] for r in rows)
-    print(f"{len(moved)} of {len(rows)} verdicts moved" + (f": {', '.join(moved)}" if moved else "")
+    moved, tally = tally_moves(rows)
+    tested = sum(tally.get(k, 0) for k in UNMOVED[1:])
+    print(f"{len(moved)} of {len(rows)} verdicts moved"
+          + (": " + ", ".join(f"{r['id']} ({r['moved']})" for r in moved) if moved else "")
           + (f"; {tested} tested in one run only" if tested else ""))
     return 0
 

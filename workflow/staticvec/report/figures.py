@@ -522,8 +522,8 @@ def add_caption(fig, lines: list[str], width: int = 130) -> None:
     text = "\n".join(textwrap.fill(line, width) for line in lines if line)
     fig.canvas.draw()  # lay out the text so that its extent is known
     renderer = fig.canvas.get_renderer()
-    # a hidden axis (the unused cells of a grid of panels) has no extent: matplotlib returns None for it
-    boxes = [ax.get_tightbbox(renderer) for ax in fig.axes if ax.get_visible()]
+    # an axis with no extent (a hidden cell of a grid of panels) gives None
+    boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]
     lowest = min([0.0] + [box.y0 / fig.bbox.height for box in boxes if box is not None])
     fig.text(0.01, lowest - 0.02, text, ha="left", va="top", fontsize=6.5, family="sans-serif")
 

@@ -116,13 +116,18 @@ def _estimate(c: dict | None) -> str:
     return f"{c['mean']:+.2f} [{c['low']:+.2f}, {c['high']:+.2f}]"
 
 
+def tally_moves(rows: list[dict]) -> tuple[list[dict], dict[str, int]]:
+    """The rows whose verdict moved (not one of UNMOVED), and how many rows each movement has."""
+    tally: dict[str, int] = {}
+    for r in rows:
+        tally[r["moved"]] = tally.get(r["moved"], 0) + 1
+    return [r for r in rows if r["moved"] not in UNMOVED], tally
+
+
 def to_markdown(rows: list[dict], before_label: str, after_label: str, sources: tuple[str, str]) -> str:
     from staticvec.report.markdown import table
 
-    moved = [r for r in rows if r["moved"] not in UNMOVED]
-    tally = {}
-    for r in rows:
-        tally[r["moved"]] = tally.get(r["moved"], 0) + 1
+    moved, tally = tally_moves(rows)
     lines = [f"**Each claim's verdict at {before_label} and at {after_label} tokens** ({sources[0]} and {sources[1]}). "
              "Differences in points (×100) of left − right, mean over the paired seeds [95 % interval]; shift: the "
              f"{after_label} mean minus the {before_label} mean.", "",
