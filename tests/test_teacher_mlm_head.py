@@ -106,3 +106,83 @@ def test_a_head_fitted_on_cuda_lives_there_and_predicts_like_its_cpu_copy(tmp_pa
     # the head predicts a piece from its own state: its top-1 is confident, so bf16 rarely flips it
     assert np.mean(got["mlm_topk_ids"][:, 0] == ref["mlm_topk_ids"][:, 0]) > 0.9
     np.testing.assert_allclose(got["mlm_topk_logits"][:, 0], ref["mlm_topk_logits"][:, 0], rtol=0.02, atol=0.05)
+
+
+# ------------------------------------------------------------------ the head's quality: held-out text, unigram baseline
+
+
+def test_heldout_split_keeps_whole_sentences_on_one_side():
+    from staticvec.teacher.mlm_head import heldout_split
+
+    sentence_of = np.repeat(np.arange(40), np.arange(40) % 5 + 1)  # 40 sentences of 1-5 positions, 120 in all
+    train, held = heldout_split(sentence_of, 24, seed=3)
+    assert sorted(np.concatenate([train, held]).tolist()) == list(range(len(sentence_of)))  # a partition
+    assert not set(sentence_of[train]) & set(sentence_of[held])  # no sentence on both sides
+    assert 24 <= len(held) < 24 + 5  # whole sentences until 24 positions are held out
+    again_train, again_held = heldout_split(sentence_of, 24, seed=3)
+    assert np.array_equal(held, again_held) and not np.array_equal(held, heldout_split(sentence_of, 24, seed=4)[1])
+    # fewer positions than five times the request: at most a fifth held out, the training side never empty
+    assert len(heldout_split(sentence_of, 100, seed=0)[1]) in range(24, 29)
+    assert len(heldout_split(np.zeros(7, dtype=int), 3)[0]) == 7  # one sentence: it trains, nothing is held out
+
+
+def test_unigram_baseline_by_hand():
+    from staticvec.teacher.mlm_head import unigram_accuracy
+
+    # training counts: 5 x3, 7 x2, 9 x1; held out: 5, 7, 9, 3
+    got = unigram_accuracy([5, 7, 5, 9, 7, 5], [5, 7, 9, 3], ks=(1, 2, 3, 10))
+    assert got == {"top1": 0.25, "top2": 0.5, "top3": 0.75, "top10": 0.75}  # 3 was never a training piece
+    assert unigram_accuracy([2, 1, 1, 2], [1, 2], ks=(1,)) == {"top1": 0.5}  # a tie goes to the smaller id
+    assert unigram_accuracy([4, 4, 8], [8, 8, 8, 4], ks=(1,))["top1"] == 0.25  # from the training counts, not held-out's
+
+
+def test_topk_accuracy_by_hand():
+    from staticvec.teacher.mlm_head import topk_accuracy
+
+    logits = torch.tensor([[0.0, 3.0, 2.0, 1.0],   # ranks: 1, 2, 3, 0
+                           [5.0, 0.0, 1.0, 2.0],   # ranks: 0, 3, 2, 1
+                           [0.0, 1.0, 2.0, 3.0]])  # ranks: 3, 2, 1, 0
+    head = lambda states: logits[states.long().view(-1)]  # noqa: E731 - a planted head: state i -> row i
+    states, targets = torch.arange(3).float().view(3, 1), torch.tensor([1, 3, 1])
+    assert topk_accuracy(head, states, targets, ks=(1, 2, 3), batch=2) == {"top1": 1 / 3, "top2": 2 / 3, "top3": 1.0}
+
+
+def test_the_fitted_heads_record_scores_it_on_sentences_it_never_trained_on(encoder_only, tmp_path, monkeypatch):
+    """The accuracy is taken on the held-out positions only: the targets scored are exactly those of the held-out
+    sentences, and no held-out sentence gave a training position."""
+    import staticvec.teacher.mlm_head as mlm
+
+    seen = {}
+    real_split, real_accuracy = mlm.heldout_split, mlm.topk_accuracy
+
+    def split(sentence_of, n, seed):
+        seen["sentence_of"] = sentence_of
+        seen["split"] = real_split(sentence_of, n, seed)
+        return seen["split"]
+
+    def accuracy(head, states, targets, **kw):
+        seen["scored"] = targets.clone()
+        return real_accuracy(head, states, targets, **kw)
+
+    monkeypatch.setattr(mlm, "heldout_split", split)
+    monkeypatch.setattr(mlm, "topk_accuracy", accuracy)
+    shard = write_shard(tmp_path / "s.tsv.gz", [[(True, t)] for t in TEXT * 2])
+    _, report = fit_head(encoder_only, [shard], train_positions=200, heldout_positions=40, select_prob=0.5, epochs=2)
+    train, held = seen["split"]
+    assert report["heldout_positions"] == len(held) == len(seen["scored"]) and report["train_positions"] == len(train)
+    assert not set(seen["sentence_of"][train]) & set(seen["sentence_of"][held])
+    assert report["heldout_sentences"] == len(set(seen["sentence_of"][held]))
+    assert 0.0 <= report["unigram_top1"] <= report["unigram_top10"] <= 1.0
+
+
+def test_head_quality_caption():
+    from staticvec.teacher.mlm_head import head_quality, head_quality_text
+
+    meta = {"teacher": "all-MiniLM-L6-v2", "mode": "unmasked", "heldout_top1": 0.956, "heldout_top10": 0.998,
+            "unigram_top1": 0.056, "unigram_top10": 0.276, "heldout_positions": 10000, "heldout_sentences": 812,
+            "kind": "fitted"}
+    text = head_quality_text(head_quality(meta))
+    assert text.startswith("SemGloVe_md's masked-LM predictions come from a head fitted on the corpus (all-MiniLM-L6-v2")
+    assert "top-1 95.6 %, top-10 99.8 % on 10,000 held-out positions of 812 sentences" in text
+    assert "against 5.6 % / 27.6 % for the unigram baseline" in text
+    assert head_quality({"kind": "native"}) is None and head_quality_text(None) is None
