@@ -488,6 +488,8 @@ def evaluate_comparison(comp: Comparison, claim: dict, results: Results, setting
         if not s.values:
             missing.append(s.reason)
         series.append((s, weight))
+        # each row's per-seed values, so that a reader re-derives the paired difference (tables/claims_seeds.csv)
+        record.setdefault("rows", []).append({"row": emb, "weight": weight, "values": dict(s.values)})
     record["chosen"] = "; ".join(chosen) or None
     if source == "intrinsic":
         record["coverage"] = _coverage(comp.metric, grounds)
