@@ -186,3 +186,39 @@ def test_head_quality_caption():
     assert "top-1 95.6 %, top-10 99.8 % on 10,000 held-out positions of 812 sentences" in text
     assert "against 5.6 % / 27.6 % for the unigram baseline" in text
     assert head_quality({"kind": "native"}) is None and head_quality_text(None) is None
+
+
+def test_every_table_reading_a_fitted_head_row_gets_its_quality_in_the_caption(tmp_path):
+    """The plan gives each table that reads SemGloVe_md/_mr/_md5 (MLM variants on MiniLM, which ships no head)
+    the head's record as ``<row>@head``; the table writer's caption hook turns it into one sentence naming the rows;
+    a teacher with its own head (paper.yaml: BERT-large) gives none."""
+    import json
+
+    from staticvec.config import load_config
+    from staticvec.dag.workflow import Workflow
+    from staticvec.report.tables import fitted_head_caption, fitted_heads
+
+    plan = Workflow(load_config(["config/config.yaml"]), ".")
+    head = plan.fitted_head_record("semglove_md")
+    assert head == f"{plan.results_dir}/teacher/minilm/mlm_head.json"
+    assert plan.fitted_head_record("semglove_sd") is None and plan.fitted_head_record("glove") is None
+    for table in plan.tables:
+        ids = [rid for rid, _ in plan.table_results(table)]
+        reads = {rid.split("@")[0] for rid in ids if rid.split("@")[0].split("~")[0] in ("semglove_md", "semglove_mr",
+                                                                                          "semglove_md5")}
+        assert {rid[:-5] for rid in ids if rid.endswith("@head")} == reads, table
+        assert all(p == head for rid, p in plan.table_results(table) if rid.endswith("@head"))
+    paper = Workflow(load_config(["config/config.yaml", "config/paper.yaml"]), ".")
+    assert paper.fitted_head_record("semglove_md") is None
+
+    record = {"teacher": "minilm", "mode": "unmasked", "heldout_top1": 0.9561, "heldout_top10": 0.998,
+              "unigram_top1": 0.0564, "unigram_top10": 0.2761, "heldout_positions": 10000, "heldout_sentences": 700}
+    path = tmp_path / "mlm_head.json"
+    path.write_text(json.dumps(record))
+    heads = fitted_heads({"semglove_md": ["r1.json"], "semglove_md@head": [str(path)], "semglove_mr@head": str(path)})
+    assert set(heads) == {"semglove_md", "semglove_mr"}
+    text = fitted_head_caption(heads)
+    assert text.count("masked-LM predictions") == 1  # one head, one sentence, both rows named
+    assert text.startswith("semglove_md, semglove_mr's masked-LM predictions come from a head fitted on the corpus")
+    assert "top-1 95.6 %, top-10 99.8 %" in text and "5.6 % / 27.6 % for the unigram baseline" in text
+    assert fitted_head_caption({}) is None

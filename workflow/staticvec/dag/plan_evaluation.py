@@ -114,7 +114,7 @@ class EvaluationPlan:
             if entry["source"] == "intrinsic":
                 columns = entry.get("columns")  # a table without columns lists neighbours
                 keys = {"neighbours"} if not columns else data_sets(v for v in columns.values() if isinstance(v, str))
-                paths = [path for rid, path in self.table_results(table_id) if not rid.endswith("@record")]
+                paths = [path for rid, path in self.table_results(table_id) if not rid.endswith(("@record", "@head"))]
                 reads.append((paths, keys))
         for figure_id in self.selected("figures", list(self.figures)):
             entry = self.figures[figure_id]
