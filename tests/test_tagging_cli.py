@@ -156,3 +156,34 @@ def test_contextual_shortfall_names_the_static_rows_above_the_contextual_row():
     assert contextual_shortfall(tagging, "contextual-minilm", "ner") is None and contextual_note(None) is None
     tagging["glove"] = _tagging_file("glove", {"pos": 0.5})
     assert "tagger converged on dev" in contextual_note(contextual_shortfall(tagging, "contextual-minilm", "pos"))
+
+
+def test_a_tagging_verdicts_cell_says_when_the_contextual_row_is_below_a_static_row(tmp_path):
+    """The claims' tagging verdicts carry tagging_caveats: the frozen contextual row below a static row the claim
+    reads (with both scores), and the rows whose tagger did not converge on dev."""
+    import yaml
+
+    from staticvec.report.claims import Results, evaluate_claims, to_markdown
+    from staticvec.sheets.claims import load_claims_spec
+
+    def tagging(values, converged=True):
+        return {"results": {"pos": {"score": sum(values) / len(values), "seeds": [1, 2, 3], "test": {"values": values},
+                                    "dev": {"values": values}, "convergence": {"converged": converged}}}}
+
+    claim = {"paper": "wang", "where": "Table 3", "at": "l. 1", "sentence": "q", "statement": "s", "source": "tagging",
+             "metric": {"each": ["pos.test"]}, "order": ["contextual", "sg"]}
+    sheet = tmp_path / "claims.yaml"
+    sheet.write_text(yaml.safe_dump({"defaults": {}, "claims": {"x_claim": claim}}))
+    spec = load_claims_spec(sheet)
+    results = Results(tagging={"contextual-minilm": tagging([0.864, 0.865, 0.866]), "sg": tagging([0.90, 0.901, 0.902])},
+                      contextual_id="contextual-minilm")
+    [record] = evaluate_claims(spec, results)
+    assert record["verdict"] == "fails"
+    [caveat] = record["caveats"]
+    assert "frozen contextual row (contextual-minilm, 86.5) is below sg 90.1 on pos" in caveat
+    assert caveat in to_markdown([record], "c")  # in the verdict's cell
+    results.tagging["sg"] = tagging([0.80, 0.801, 0.802], converged=False)
+    [record] = evaluate_claims(spec, results)
+    assert record["caveats"] == ["tagger not shown to have converged on dev (epoch cap reached, or no record): sg (pos)"]
+    results.tagging["sg"] = tagging([0.80, 0.801, 0.802])
+    assert evaluate_claims(spec, results)[0]["caveats"] == []

@@ -655,6 +655,13 @@ def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, ro
         verdict, tally, text = verdict_of(decided) if decided else \
             ("not tested", {s: 0 for s in STATUSES}, "not tested (no comparison: no embedding matches)")
         flagged = [a["comparison"] for p in decided for a in p["alternatives"] if a["paper_check"].startswith("NOT")]
+        caveats = []
+        if source == "tagging":  # the tagger, not only the embeddings, may decide it (issue 51)
+            from staticvec.evaluate.tagging.summary import tagging_caveats
+
+            contextual = CONTEXTUAL if CONTEXTUAL in results.tagging else results.contextual_id
+            caveats = tagging_caveats(results.tagging, contextual, rows,
+                                      [p.split(".")[0] for p in claim_metric_items(claim)], settings["scale"])
         out.append({"id": cid, "group": group_of(claim), "paper": claim["paper"], "origin": claim.get("origin", "paper"),
                     "where": claim["where"], "at": claim.get("at"), "sentence": claim.get("sentence"),
                     "statement": claim["statement"], "source": source, "protocol": protocol,
@@ -664,7 +671,7 @@ def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, ro
                                      "full": g.full, "rows": g.rows, "problem": g.problem}
                                  for d, g in grounds.items()},
                     "paper_flag": ("the paper's table does not support: " + "; ".join(flagged)) if flagged else None,
-                    "parts": decided})
+                    "caveats": caveats, "parts": decided})
     return out
 
 
@@ -806,7 +813,8 @@ def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = No
                         else:
                             source = f"{r['where']}, {r['at']}: “{r['sentence']}”"
                         head = [r["id"], source, r["statement"] + (f" ({r['note']})" if r.get("note") else ""),
-                                f"**{r['verdict_text']}**" + (" ⚑" if r["paper_flag"] else "")]
+                                f"**{r['verdict_text']}**" + (" ⚑" if r["paper_flag"] else "")
+                                + "".join(f"; {c}" for c in r.get("caveats") or [])]
                         first = False
                     else:
                         head = ["", "", "", ""]

@@ -112,6 +112,28 @@ def contextual_note(shortfall: dict | None, scale: float = 100.0) -> str | None:
             "the embeddings")
 
 
+def tagging_caveats(tagging: dict, contextual_id: str | None, rows, task_keys, scale: float = 100.0) -> list[str]:
+    """What a tagging verdict's cell must say about the tagger, for a claim over ``rows`` (the static rows it
+    reads; the contextual row is compared with them whether or not the claim names it) on ``task_keys``: one
+    :func:`contextual_note` per task where the frozen contextual row is below one of them, and the rows whose
+    tagger is not shown to have converged on dev (``convergence.converged`` false on a seed)."""
+    notes, unconverged = [], []
+    static = [r for r in dict.fromkeys(rows) if r != contextual_id]
+    for task in dict.fromkeys(task_keys):
+        if contextual_id:
+            note = contextual_note(contextual_shortfall(tagging, contextual_id, task, rows=static), scale)
+            if note:
+                notes.append(note)
+        for row in [*static, *([contextual_id] if contextual_id else [])]:
+            node = ((tagging.get(row) or {}).get("results") or {}).get(task) or {}
+            if node.get("score") is not None and not (node.get("convergence") or {}).get("converged"):
+                unconverged.append(f"{row} ({task})")
+    if unconverged:
+        notes.append("tagger not shown to have converged on dev (epoch cap reached, or no record): "
+                     + ", ".join(dict.fromkeys(unconverged)))
+    return notes
+
+
 def tagging_results(summaries: list[dict]) -> dict:
     """One embedding's summary file (module doc) from its per-task summaries."""
     embeddings = sorted({s["embedding"] for s in summaries})
