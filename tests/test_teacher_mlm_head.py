@@ -222,3 +222,50 @@ def test_every_table_reading_a_fitted_head_row_gets_its_quality_in_the_caption(t
     assert text.startswith("semglove_md, semglove_mr's masked-LM predictions come from a head fitted on the corpus")
     assert "top-1 95.6 %, top-10 99.8 %" in text and "5.6 % / 27.6 % for the unigram baseline" in text
     assert fitted_head_caption({}) is None
+
+
+def test_every_verdict_reading_a_fitted_head_row_says_how_good_the_head_is(tmp_path):
+    """The plan passes ``head/<row>=mlm_head.json`` to the claims for every claim that reads an MLM variant on
+    MiniLM; the claims command reads it and the verdict's cell carries the head's quality; a claim without such a
+    row gets nothing."""
+    import json
+
+    import yaml
+
+    from staticvec.config import load_config
+    from staticvec.dag.workflow import Workflow
+    from staticvec.report.claims import Results, evaluate_claims, parse_results, to_markdown
+    from staticvec.sheets.claims import claim_refs, expand_ref, load_claims_spec
+
+    plan = Workflow(load_config(["config/config.yaml"]), ".")
+    for cid in plan.selected_claims():
+        claim = plan.claims_spec["claims"][cid]
+        rows = {e for ref in claim_refs(claim) for e in expand_ref(ref, plan.sheet.ids())}
+        heads = {key.split("/")[1] for key, _ in plan.claim_results(cid) if key.startswith("head/")}
+        assert heads == {r for r in rows if plan.fitted_head_record(r)}, cid
+    assert any(plan.fitted_head_record(r) for cid in plan.selected_claims()
+               for r in (e for ref in claim_refs(plan.claims_spec["claims"][cid]) for e in expand_ref(ref, plan.sheet.ids())))
+
+    head = tmp_path / "mlm_head.json"
+    head.write_text(json.dumps({"teacher": "minilm", "mode": "unmasked", "heldout_top1": 0.9, "heldout_top10": 0.99,
+                                "unigram_top1": 0.05, "unigram_top10": 0.25, "heldout_positions": 1000}))
+    result = tmp_path / "r.json"
+    result.write_text(json.dumps({"results": {"ws353": {"spearman": 0.5}}}))
+    *_, heads = parse_results([f"head/md={head}"])
+    assert heads["md"]["heldout_top1"] == 0.9
+
+    def intrinsic(values):
+        return {s: {"results": {"ws353": {"spearman": v, "found": 10, "total": 10}}} for s, v in zip((1, 2, 3), values)}
+
+    sheet = tmp_path / "claims.yaml"
+    claims = {"x_a": {"paper": "semglove", "where": "Table 1", "at": "l. 1", "sentence": "q", "statement": "s",
+                    "protocol": "web", "metric": "ws353", "order": ["md", "glove"]},
+              "x_b": {"paper": "semglove", "where": "Table 1", "at": "l. 2", "sentence": "q", "statement": "s",
+                    "protocol": "web", "metric": "ws353", "order": ["sd", "glove"]}}
+    sheet.write_text(yaml.safe_dump({"defaults": {}, "claims": claims}))
+    results = Results({("web", "md"): intrinsic([0.5, 0.52, 0.51]), ("web", "sd"): intrinsic([0.4, 0.41, 0.42]),
+                       ("web", "glove"): intrinsic([0.3, 0.31, 0.33])}, random=["md", "sd", "glove"], heads=heads)
+    a, b = evaluate_claims(load_claims_spec(sheet), results)
+    assert len(a["caveats"]) == 1 and "md's masked-LM predictions come from a head fitted" in a["caveats"][0]
+    assert "top-1 90.0 %, top-10 99.0 % on 1,000 held-out positions" in to_markdown([a], "c")
+    assert b["caveats"] == []
