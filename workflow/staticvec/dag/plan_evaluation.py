@@ -135,7 +135,8 @@ class EvaluationPlan:
         for claim_id in self.selected_claims():
             claim = self.claims_spec["claims"][claim_id]
             if claim.get("source", "intrinsic") == "intrinsic":
-                reads.append(([path for _, path in self.claim_results(claim_id)], data_sets(claim_metric_items(claim))))
+                reads.append(([path for key, path in self.claim_results(claim_id) if not key.startswith("head/")],
+                              data_sets(claim_metric_items(claim))))
         return reads
 
     def intrinsic_sets(self, emb: str) -> list[str] | None:
