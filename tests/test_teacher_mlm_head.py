@@ -269,3 +269,23 @@ def test_every_verdict_reading_a_fitted_head_row_says_how_good_the_head_is(tmp_p
     assert len(a["caveats"]) == 1 and "md's masked-LM predictions come from a head fitted" in a["caveats"][0]
     assert "top-1 90.0 %, top-10 99.0 % on 1,000 held-out positions" in to_markdown([a], "c")
     assert b["caveats"] == []
+
+
+def test_the_table_writer_puts_the_heads_quality_in_the_caption(tmp_path):
+    from pathlib import Path
+
+    from staticvec.report.tables import table_from_files
+
+    root = Path(__file__).resolve().parents[1]
+    result = {"results": {"ws353": {"score": 0.5, "found": 1, "total": 1}}}
+    head = {"teacher": "minilm", "mode": "unmasked", "heldout_top1": 0.95, "heldout_top10": 0.99,
+            "unigram_top1": 0.05, "unigram_top10": 0.25, "heldout_positions": 500}
+    table_from_files(root / "config/tables.yaml", "semglove_table1", {"semglove_md": [result], "semglove_md@head": [head]},
+                     tmp_path / "t.csv", tmp_path / "t.md", root=root)
+    caption = (tmp_path / "t.md").read_text().splitlines()[0]
+    assert "semglove_md's masked-LM predictions come from a head fitted on the corpus" in caption
+    assert "top-1 95.0 %, top-10 99.0 % on 500 held-out positions, against 5.0 % / 25.0 %" in caption
+    assert "@head" not in (tmp_path / "t.csv").read_text()  # the record is no row of the table
+    table_from_files(root / "config/tables.yaml", "semglove_table1", {"semglove_md": [result]}, tmp_path / "u.csv",
+                     tmp_path / "u.md", root=root)
+    assert "masked-LM" not in (tmp_path / "u.md").read_text()
