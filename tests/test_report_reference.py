@@ -197,3 +197,43 @@ def test_published_fitted_head_record(tmp_path):
     manifest = publish(run, out)
     assert read_json(out / "teacher/minilm/mlm_head.json") == record and not (out / "teacher/minilm/mlm_head.pt").exists()
     assert "teacher/minilm/mlm_head.json" in manifest["published"]
+
+
+def test_published_per_item_records_recompute_each_rows_score_on_the_common_items(tmp_path):
+    """tables/claims_items.json.gz holds, for every (row, set, seed) an intrinsic claim compares, the per-item
+    record: a reader recomputes the stored score from it (and any subset's, e.g. the claim's common items)."""
+    import gzip
+    import json
+
+    from staticvec.evaluate.items import recompute
+
+    run, out = tmp_path / "run", tmp_path / "reference"
+    make_run(run)
+    gold = [1.0, 2.0, 3.0, 4.0, 5.0]
+    cos = {"sg": [[0.1, 0.3, 0.2, 0.5, None], [0.11, 0.29, 0.2, 0.5, None]], "glove": [[0.5, 0.4, 0.3, 0.2, 0.1]]}
+    for row, seeds in cos.items():
+        for k, cosine in enumerate(seeds, 1):
+            write_json(run / f"eval/{row}/seed{k}/intrinsic.muse.json", {"results": {
+                "rg65": {"task": "similarity", "score": None, "items": {"gold": gold, "cosine": cosine}},
+                "google": {"task": "analogy", "items": {"correct": "10-1"}},
+                "ap": {"task": "categorization", "score": 0.5}}})
+    claims = {"claims": [{"id": "c2v_x", "source": "intrinsic", "protocol": "muse", "parts": [], "coverage": {
+        "rg65": {"rows": {"sg": 4, "glove": 5}}, "google": {"rows": {"sg": 3}}, "ap": {"rows": {"sg": 1}}}}]}
+    write_json(run / "tables/claims.json", {**claims, "counts": {}, "verdicts": {}})
+    manifest = publish(run, out)
+    assert "tables/claims_items.json.gz" in manifest["published"]
+    with gzip.open(out / "tables/claims_items.json.gz", "rt") as fh:
+        data = json.load(fh)
+    muse = data["items"]["muse"]
+    assert sorted(muse) == ["glove", "sg"] and sorted(muse["sg"]) == ["1", "2"] and list(muse["glove"]) == ["1"]
+    assert muse["sg"]["2"]["rg65"]["cosine"] == cos["sg"][1] and muse["sg"]["1"]["google"] == {"correct": "10-1"}
+    assert "google" not in muse["glove"]["1"] and "ap" not in muse["sg"]["1"]  # only what a claim compares, with items
+    assert data["gold"]["rg65"] == gold
+    common = {0, 1, 2, 3}  # the pairs both rows scored
+    for row, seed in (("sg", "1"), ("glove", "1")):
+        entry = {"task": "similarity", "items": {"gold": data["gold"]["rg65"], **muse[row][seed]["rg65"]}}
+        stored = {"task": "similarity", "items": {"gold": gold, "cosine": cos[row][int(seed) - 1]}}
+        assert recompute(entry, common) == recompute(stored, common)
+    again = out / "again"
+    publish(run, again)
+    assert (again / "tables/claims_items.json.gz").read_bytes() == (out / "tables/claims_items.json.gz").read_bytes()

@@ -16,9 +16,12 @@ from the run when publishing): ``tables/claims_seeds.csv``, the per-seed value o
 compared part (:func:`claims_seed_rows`, from ``claims.json``); ``tables/tagging_dev_curves.csv`` and
 ``tables/tagging_convergence.md``, each tagger's development curve and the epoch chosen on it
 (:func:`tagging_convergence_rows`, from ``eval/*/tagging.json``); and each fitted MLM head's record
-(``teacher/*/mlm_head.json``: its held-out top-1/top-10 against the unigram baseline). Per-item
-scores are not copied: at 10M tokens they are some hundreds of MB (Google's 19,544 analogy questions
-alone, per row and seed); the run's ``eval/`` keeps them.
+(``teacher/*/mlm_head.json``: its held-out top-1/top-10 against the unigram baseline); and
+``tables/claims_items.json.gz``, the per-item record of every (row, data set, seed) an intrinsic claim
+compares (:func:`claims_item_records`: each pair's cosine beside the gold scores, each analogy
+question's outcome), from which a claim's score on its common items, or a bootstrap over items,
+is recomputed (``staticvec.evaluate.items``). At 10M tokens that is about 1.7M item values (341
+row-set pairs x 3 seeds; Google's questions a third of them), a few MB compressed.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from staticvec.errors import InputFileError
-from staticvec.files import atomic_open, read_json, write_json
+from staticvec.files import atomic_open, atomic_path, read_json, write_json
 from staticvec.report.markdown import hms as _hms
 
 # what a reader of a committed reference run needs; big artefacts (vectors, features, stores) never go there
@@ -42,6 +45,8 @@ CLAIMS_SEEDS_FIELDS = ("claim", "part", "comparison", "row", "weight", "set", "m
 DEV_CURVES = "tables/tagging_dev_curves.csv"
 DEV_CURVES_FIELDS = ("row", "task", "seed", "epoch", "dev_score", "chosen")
 CONVERGENCE_MD = "tables/tagging_convergence.md"
+CLAIMS_ITEMS = "tables/claims_items.json.gz"
+COSINE_DIGITS = 7  # significant digits kept of a cosine: float32's precision, so the ranks are the stored ones
 
 
 # How a rule's work grows with the corpus (measured at 1M and 10M tokens: benchmarks/README.md, and
@@ -272,6 +277,40 @@ def tagging_convergence_rows(run: str | Path) -> list[dict]:
     return out
 
 
+def claims_item_records(run: str | Path, claims: dict) -> dict:
+    """The per-item records the intrinsic claims of ``claims.json`` compare, read from the run's results:
+    ``{"gold": {set: [gold score per pair]}, "items": {protocol: {row: {seed: {set: {"cosine": [...]} or
+    {"correct": "10-..."}}}}}}`` (a similarity set's cosines rounded to ``COSINE_DIGITS`` significant digits,
+    None for a pair not scored; an analogy set's outcomes, one character a question: 1 right, 0 wrong, - not
+    asked). The rows and sets are those of each claim's ``coverage``; a result without a per-item record
+    (categorization, SemEval-2012) is left out."""
+    run = Path(run)
+    wanted: dict[tuple[str, str], set[str]] = {}
+    for claim in claims.get("claims") or []:
+        if claim.get("source", "intrinsic") != "intrinsic" or not claim.get("protocol"):
+            continue
+        for dataset, ground in (claim.get("coverage") or {}).items():
+            for row in ground.get("rows") or {}:
+                wanted.setdefault((claim["protocol"], row), set()).add(dataset)
+    gold: dict[str, list] = {}
+    items: dict = {}
+    for (protocol, row), datasets in sorted(wanted.items()):
+        for path in sorted(run.glob(f"eval/{row}/seed*/intrinsic.{protocol}.json"), key=lambda p: p.parent.name):
+            seed = path.parent.name.removeprefix("seed")
+            results = read_json(path).get("results") or {}
+            for dataset in sorted(datasets):
+                record = (results.get(dataset) or {}).get("items")
+                if not record:
+                    continue
+                if "cosine" in record:
+                    gold.setdefault(dataset, record.get("gold"))
+                    kept = {"cosine": [None if c is None else float(f"{c:.{COSINE_DIGITS}g}") for c in record["cosine"]]}
+                else:
+                    kept = {"correct": record["correct"]}
+                items.setdefault(protocol, {}).setdefault(row, {}).setdefault(seed, {})[dataset] = kept
+    return {"cosine_digits": COSINE_DIGITS, "gold": gold, "items": items}
+
+
 def _write_csv(path: Path, fields, rows) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(path, "wt") as fh:
@@ -299,13 +338,23 @@ def convergence_markdown(rows: list[dict]) -> str:
 def publish_readers_files(run: Path, out: Path) -> list[str]:
     """The small per-seed files of :func:`claims_seed_rows` and :func:`tagging_convergence_rows`, written into
     ``out``; returns the paths written (relative to ``out``)."""
+    import gzip
+
     written = []
     claims = run / "tables" / "claims.json"
     if claims.exists():
-        rows = claims_seed_rows(read_json(claims))
+        verdicts = read_json(claims)
+        rows = claims_seed_rows(verdicts)
         if rows:
             _write_csv(out / CLAIMS_SEEDS, CLAIMS_SEEDS_FIELDS, rows)
             written.append(CLAIMS_SEEDS)
+        per_item = claims_item_records(run, verdicts)
+        if per_item["items"]:
+            (out / CLAIMS_ITEMS).parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(out / CLAIMS_ITEMS) as tmp, open(tmp, "wb") as fh:  # mtime 0: same records, same bytes
+                with gzip.GzipFile(filename="", fileobj=fh, mode="wb", mtime=0) as gz:
+                    gz.write(json.dumps(per_item, sort_keys=True, separators=(",", ":")).encode())
+            written.append(CLAIMS_ITEMS)
     runs = tagging_convergence_rows(run)
     if runs:
         _write_csv(out / DEV_CURVES, DEV_CURVES_FIELDS,
