@@ -593,7 +593,7 @@ def test_caption_carries_the_scale_and_the_teacher():
 def test_result_arguments_are_parsed_or_rejected(tmp_path):
     f = tmp_path / "r.json"
     f.write_text(json.dumps(_result(ws353=0.5)))
-    intrinsic, tagging, classification, records = parse_results(
+    intrinsic, tagging, classification, records, _ = parse_results(
         [f"web/glove~dim50/2={f}", f"tagging/glove={f}", f"record/bert_sg~aggregationmean/1={f}"])
     assert list(intrinsic) == [("web", "glove~dim50")] and list(intrinsic[("web", "glove~dim50")]) == [2]
     assert list(tagging) == ["glove"] and classification == {} and list(records["bert_sg~aggregationmean"]) == [1]

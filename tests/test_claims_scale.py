@@ -132,3 +132,17 @@ def test_a_tagging_tables_caption_names_the_rows_with_one_tagger(tour, claims10m
         "Below the run's scale: taggers of seed 1 only (the run: 1, 2, 3): sg, glove, bert_avg, bert_sg, c2v_post.")
     w = Workflow(copy.deepcopy(claims10m))  # every row of the table is read by a claim: no reduction to name
     assert reduced_text(w.reduced_inputs(ids, "tagging")) == ""
+
+
+def test_every_glove_trained_row_a_claim_reads_runs_the_papers_iterations(claims10m, tour):
+    """Issue 51: at the claims scale GloVe and every SemGloVe row (GloVe-trained too: like for like) train the
+    paper's 100 iterations, 50 below 300-d (SemGloVe §5.3), as paper.yaml; the tour keeps the released scripts' 15."""
+    w, t = Workflow(copy.deepcopy(claims10m)), Workflow(copy.deepcopy(tour))
+    read = {emb for cid in w.selected_claims() for ref in claim_refs(w.claims_spec["claims"][cid])
+            for emb in expand_ref(ref, w.sheet.ids())}
+    trained = sorted(e for e in read if e in w.sheet and w.spec(e).method in ("glove", "semglove"))
+    assert "glove" in trained and "semglove_md" in trained and any("~dim" in e for e in trained)
+    for emb in trained:
+        expected = 50 if int(w.params(emb)["dim"]) < 300 else 100
+        assert w.params(emb)["iterations"] == expected, emb
+        assert t.params(emb)["iterations"] == 15, emb

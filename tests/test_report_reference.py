@@ -122,3 +122,118 @@ def test_timings_set_each_stage_beside_the_projection_and_the_tour(tmp_path):
     assert "| 1 | 2026-12-01 10:00:00 | 2026-12-01 11:00:00 | 1:00:00 | 130 (interrupted) |" in text
     assert "the same CPU" in text and (out / "segments.tsv").exists()
     assert manifest["machine"]["cpu"] == "EPYC (avx2)" and manifest["timings"]["compared"]["all"]["tour_s"] == 25.0
+
+
+def _claims_json():
+    """Two claims as the claims evaluation writes them: an intrinsic part with its rows' per-seed values, a part
+    of a mean metric, and a part not tested (no rows)."""
+    return {"claims": [
+        {"id": "semglove_t1_vs_glove", "parts": [
+            {"alternatives": [{"comparison": "semglove_sd > glove on ws353", "metric": "ws353", "mean": 5.0,
+                               "rows": [{"row": "semglove_sd", "weight": 1.0, "values": {"1": 45.0, "2": 46.0, "3": 47.5}},
+                                        {"row": "glove", "weight": -1.0, "values": {"1": 40.0, "2": 41.0, "3": 42.5}}]}]},
+            {"alternatives": [{"comparison": "semglove_sd > glove", "metric": "mean(ws353, simlex999)", "mean": 1.0,
+                               "rows": [{"row": "semglove_sd", "weight": 1.0, "values": {"2": 30.0, "10": 31.0}},
+                                        {"row": "glove", "weight": -1.0, "values": {"2": 29.0, "10": 30.0}}]}]}]},
+        {"id": "wang_t3_tagging", "parts": [{"alternatives": [{"comparison": "bert_sg > sg on pos", "metric": "pos.test",
+                                                               "status": "not tested"}]}]}]}
+
+
+def test_published_seed_values_re_derive_each_parts_paired_difference(tmp_path):
+    import csv
+
+    run, out = tmp_path / "run", tmp_path / "reference"
+    make_run(run)
+    write_json(run / "tables/claims.json", {**_claims_json(), "counts": {}, "verdicts": {}})
+    manifest = publish(run, out)
+    with open(out / "tables/claims_seeds.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert "tables/claims_seeds.csv" in manifest["published"]
+    assert list(rows[0]) == ["claim", "part", "comparison", "row", "weight", "set", "metric", "seed", "value"]
+    assert len(rows) == 6 + 4  # 2 rows x 3 seeds, 2 rows x 2 seeds; the untested part has none
+    assert [r["seed"] for r in rows[6:8]] == ["2", "10"]  # seeds in numeric order
+    assert {r["set"] for r in rows[:6]} == {"ws353"} and rows[6]["set"] == "ws353+simlex999"
+    for claim, part in (("semglove_t1_vs_glove", "1"), ("semglove_t1_vs_glove", "2")):
+        mine = [r for r in rows if (r["claim"], r["part"]) == (claim, part)]
+        by_seed = {}
+        for r in mine:
+            by_seed[r["seed"]] = by_seed.get(r["seed"], 0.0) + float(r["weight"]) * float(r["value"])
+        mean = sum(by_seed.values()) / len(by_seed)
+        expected = next(p for c in _claims_json()["claims"] if c["id"] == claim
+                        for p in [c["parts"][int(part) - 1]])["alternatives"][0]["mean"]
+        assert mean == pytest.approx(expected)  # the part's paired mean difference, from the published file alone
+
+
+def test_published_tagging_dev_curves_and_chosen_epochs(tmp_path):
+    import csv
+
+    run, out = tmp_path / "run", tmp_path / "reference"
+    make_run(run)
+    seeds = [{"seed": 1, "best_epoch": 2, "epochs_run": 4, "stopped_by": "patience", "converged": True, "patience": 2,
+              "max_epochs": 100, "dev_curve": [0.80, 0.91, 0.90, 0.85]},
+             {"seed": 2, "best_epoch": 3, "epochs_run": 3, "stopped_by": "max_epochs", "converged": False, "patience": 2,
+              "max_epochs": 3, "dev_curve": [0.70, 0.75, 0.88]}]
+    write_json(run / "eval/sg/tagging.json", {"embedding": "sg", "kind": "tagging", "results": {
+        "pos": {"score": 0.9, "convergence": {"converged": False, "seeds": seeds}},
+        "ner": {"score": None, "status": "not run: data not supplied"}}})
+    manifest = publish(run, out)
+    with open(out / "tables/tagging_dev_curves.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 7 and [r["chosen"] for r in rows] == ["0", "1", "0", "0", "0", "0", "1"]
+    assert (rows[1]["row"], rows[1]["task"], rows[1]["seed"], rows[1]["epoch"], float(rows[1]["dev_score"])) == \
+        ("sg", "pos", "1", "2", 0.91)
+    text = (out / "tables/tagging_convergence.md").read_text()
+    assert "| sg | pos | 1 | 4 | 2 | 91.00 | patience | yes |" in text
+    assert "| sg | pos | 2 | 3 | 3 | 88.00 | max_epochs | no |" in text and "(1 of 2 runs)" in text
+    assert {"tables/tagging_dev_curves.csv", "tables/tagging_convergence.md"} <= set(manifest["published"])
+
+
+def test_published_fitted_head_record(tmp_path):
+    run, out = tmp_path / "run", tmp_path / "reference"
+    make_run(run)
+    record = {"teacher": "minilm", "heldout_top1": 0.95, "heldout_top10": 0.99, "unigram_top1": 0.05, "unigram_top10": 0.27}
+    write_json(run / "teacher/minilm/mlm_head.json", record)
+    (run / "teacher/minilm/mlm_head.pt").write_bytes(b"weights")
+    manifest = publish(run, out)
+    assert read_json(out / "teacher/minilm/mlm_head.json") == record and not (out / "teacher/minilm/mlm_head.pt").exists()
+    assert "teacher/minilm/mlm_head.json" in manifest["published"]
+
+
+def test_published_per_item_records_recompute_each_rows_score_on_the_common_items(tmp_path):
+    """tables/claims_items.json.gz holds, for every (row, set, seed) an intrinsic claim compares, the per-item
+    record: a reader recomputes the stored score from it (and any subset's, e.g. the claim's common items)."""
+    import gzip
+    import json
+
+    from staticvec.evaluate.items import recompute
+
+    run, out = tmp_path / "run", tmp_path / "reference"
+    make_run(run)
+    gold = [1.0, 2.0, 3.0, 4.0, 5.0]
+    cos = {"sg": [[0.1, 0.3, 0.2, 0.5, None], [0.11, 0.29, 0.2, 0.5, None]], "glove": [[0.5, 0.4, 0.3, 0.2, 0.1]]}
+    for row, seeds in cos.items():
+        for k, cosine in enumerate(seeds, 1):
+            write_json(run / f"eval/{row}/seed{k}/intrinsic.muse.json", {"results": {
+                "rg65": {"task": "similarity", "score": None, "items": {"gold": gold, "cosine": cosine}},
+                "google": {"task": "analogy", "items": {"correct": "10-1"}},
+                "ap": {"task": "categorization", "score": 0.5}}})
+    claims = {"claims": [{"id": "c2v_x", "source": "intrinsic", "protocol": "muse", "parts": [], "coverage": {
+        "rg65": {"rows": {"sg": 4, "glove": 5}}, "google": {"rows": {"sg": 3}}, "ap": {"rows": {"sg": 1}}}}]}
+    write_json(run / "tables/claims.json", {**claims, "counts": {}, "verdicts": {}})
+    manifest = publish(run, out)
+    assert "tables/claims_items.json.gz" in manifest["published"]
+    with gzip.open(out / "tables/claims_items.json.gz", "rt") as fh:
+        data = json.load(fh)
+    muse = data["items"]["muse"]
+    assert sorted(muse) == ["glove", "sg"] and sorted(muse["sg"]) == ["1", "2"] and list(muse["glove"]) == ["1"]
+    assert muse["sg"]["2"]["rg65"]["cosine"] == cos["sg"][1] and muse["sg"]["1"]["google"] == {"correct": "10-1"}
+    assert "google" not in muse["glove"]["1"] and "ap" not in muse["sg"]["1"]  # only what a claim compares, with items
+    assert data["gold"]["rg65"] == gold
+    common = {0, 1, 2, 3}  # the pairs both rows scored
+    for row, seed in (("sg", "1"), ("glove", "1")):
+        entry = {"task": "similarity", "items": {"gold": data["gold"]["rg65"], **muse[row][seed]["rg65"]}}
+        stored = {"task": "similarity", "items": {"gold": gold, "cosine": cos[row][int(seed) - 1]}}
+        assert recompute(entry, common) == recompute(stored, common)
+    again = out / "again"
+    publish(run, again)
+    assert (again / "tables/claims_items.json.gz").read_bytes() == (out / "tables/claims_items.json.gz").read_bytes()

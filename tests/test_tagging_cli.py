@@ -108,3 +108,82 @@ def test_summary_is_read_by_the_paper_table_builder(tiny_chunking, tmp_path):
     assert value == pytest.approx(sum(expected) / 2)
     assert (found, total) == (test_tokens, test_tokens)  # every test word has a vector
     assert tables.result_value(summary, "ner")[0] is None
+
+
+def test_summary_carries_each_seeds_dev_curve_and_chosen_epoch(tiny_chunking, tmp_path):
+    data, vectors = tiny_chunking
+    runs = []
+    for seed, hparams in ((1, HPARAMS), (2, json.dumps({**json.loads(HPARAMS), "max_epochs": 30, "patience": 1}))):
+        runs.append(tmp_path / f"chunk.seed{seed}.json")
+        assert main(["evaluate", "tag", "--vectors", str(vectors), "--task", "chunk", "--data-dir", str(data), "--seed",
+                     str(seed), "--hparams", hparams, "--device", "cpu", "--out", str(runs[-1])]) == 0
+    out = tmp_path / "tagging.json"
+    assert main(["evaluate", "tag-summary", *map(str, runs), "--out", str(out)]) == 0
+    node = json.loads(out.read_text())["results"]["chunking"]
+    records = [json.loads(p.read_text()) for p in runs]
+    seeds = node["convergence"]["seeds"]
+    assert [s["seed"] for s in seeds] == [1, 2]
+    for s, r in zip(seeds, records):
+        assert s["dev_curve"] == [p["dev_score"] for p in r["dev_curve"]]
+        assert s["best_epoch"] == r["best_epoch"] and s["dev_curve"][s["best_epoch"] - 1] == r["dev"] == max(s["dev_curve"])
+    # seed 1 ran its 3-epoch cap with patience 3: not shown to have converged; seed 2 stopped on patience
+    assert (seeds[0]["stopped_by"], seeds[0]["converged"]) == ("max_epochs", False)
+    assert (seeds[1]["stopped_by"], seeds[1]["converged"]) == ("patience", True)
+    assert node["convergence"]["converged"] is False
+
+
+def _tagging_file(row, scores, converged=True):
+    return {"embedding": row, "results": {task: {"score": score, "convergence": {"converged": converged}}
+                                         for task, score in scores.items()}}
+
+
+def test_contextual_shortfall_names_the_static_rows_above_the_contextual_row():
+    from staticvec.evaluate.tagging.summary import contextual_note, contextual_shortfall
+
+    tagging = {"contextual-minilm": _tagging_file("contextual-minilm", {"pos": 0.865, "chunking": 0.95}),
+               "sg": _tagging_file("sg", {"pos": 0.901, "chunking": 0.90}),
+               "glove": _tagging_file("glove", {"pos": 0.88, "chunking": 0.96}, converged=False),
+               "cbow": _tagging_file("cbow", {"pos": 0.80})}
+    pos = contextual_shortfall(tagging, "contextual-minilm", "pos")
+    assert [e["row"] for e in pos["above"]] == ["sg", "glove"] and pos["contextual"]["score"] == 0.865
+    assert [e["row"] for e in contextual_shortfall(tagging, "contextual-minilm", "pos", rows=["cbow", "glove"])["above"]] \
+        == ["glove"]
+    chunk = contextual_shortfall(tagging, "contextual-minilm", "chunking")
+    assert [e["row"] for e in chunk["above"]] == ["glove"]
+    note = contextual_note(pos)
+    assert "(contextual-minilm, 86.5) is below sg 90.1, glove 88.0 on pos" in note and "not shown to have converged" in note
+    assert contextual_shortfall(tagging, "contextual-minilm", "pos", rows=["cbow"]) is None  # nothing above it
+    assert contextual_shortfall(tagging, "contextual-minilm", "ner") is None and contextual_note(None) is None
+    tagging["glove"] = _tagging_file("glove", {"pos": 0.5})
+    assert "tagger converged on dev" in contextual_note(contextual_shortfall(tagging, "contextual-minilm", "pos"))
+
+
+def test_a_tagging_verdicts_cell_says_when_the_contextual_row_is_below_a_static_row(tmp_path):
+    """The claims' tagging verdicts carry tagging_caveats: the frozen contextual row below a static row the claim
+    reads (with both scores), and the rows whose tagger did not converge on dev."""
+    import yaml
+
+    from staticvec.report.claims import Results, evaluate_claims, to_markdown
+    from staticvec.sheets.claims import load_claims_spec
+
+    def tagging(values, converged=True):
+        return {"results": {"pos": {"score": sum(values) / len(values), "seeds": [1, 2, 3], "test": {"values": values},
+                                    "dev": {"values": values}, "convergence": {"converged": converged}}}}
+
+    claim = {"paper": "wang", "where": "Table 3", "at": "l. 1", "sentence": "q", "statement": "s", "source": "tagging",
+             "metric": {"each": ["pos.test"]}, "order": ["contextual", "sg"]}
+    sheet = tmp_path / "claims.yaml"
+    sheet.write_text(yaml.safe_dump({"defaults": {}, "claims": {"x_claim": claim}}))
+    spec = load_claims_spec(sheet)
+    results = Results(tagging={"contextual-minilm": tagging([0.864, 0.865, 0.866]), "sg": tagging([0.90, 0.901, 0.902])},
+                      contextual_id="contextual-minilm")
+    [record] = evaluate_claims(spec, results)
+    assert record["verdict"] == "fails"
+    [caveat] = record["caveats"]
+    assert "frozen contextual row (contextual-minilm, 86.5) is below sg 90.1 on pos" in caveat
+    assert caveat in to_markdown([record], "c")  # in the verdict's cell
+    results.tagging["sg"] = tagging([0.80, 0.801, 0.802], converged=False)
+    [record] = evaluate_claims(spec, results)
+    assert record["caveats"] == ["tagger not shown to have converged on dev (epoch cap reached, or no record): sg (pos)"]
+    results.tagging["sg"] = tagging([0.80, 0.801, 0.802])
+    assert evaluate_claims(spec, results)[0]["caveats"] == []

@@ -58,3 +58,20 @@ def test_rule_arguments_carry_the_config(config):
     assert "--dev-split-seed" not in words and "--device" not in words
     assert tag_data_arguments(config, "ner") == ""
     assert shlex.split(tag_data_arguments(config, "chunk"))[-2:] == ["--data-format", "conll2000"]
+
+
+def test_the_claims_scale_trains_ncrf_settings_to_convergence_on_dev():
+    """config/claims10m.yaml decides the tagging claims with NCRF++'s tagger (SGD lr 0.015 decayed by 0.05,
+    momentum 0, batches of 10, summed loss, dropout 0.5, char CNN, 100 epochs cut by early stopping on dev,
+    every training sentence): the schema accepts it, the tagger parses it, and the tour keeps its own."""
+    merged = load_config(["config/config.yaml", "config/claims10m.yaml"])
+    validate_config(merged)
+    tagger = TaggerConfig.from_dict(merged["tagging"]["tagger"])
+    assert (tagger.optimizer, tagger.lr, tagger.lr_decay, tagger.momentum, tagger.batch_size, tagger.loss_reduction,
+            tagger.dropout, tagger.char_features, tagger.max_epochs, tagger.max_train_sentences) == \
+        ("sgd", 0.015, 0.05, 0.0, 10, "sum", 0.5, "cnn", 100, None)
+    assert 1 <= tagger.patience < tagger.max_epochs  # early stopping can end a run before the cap
+    paper = TaggerConfig.from_dict(load_config(["config/config.yaml", "config/paper.yaml"])["tagging"]["tagger"])
+    assert dataclasses.asdict(tagger) == dataclasses.asdict(paper)  # the claims scale's tagger is the paper run's
+    tour = TaggerConfig.from_dict(load_config(["config/config.yaml"])["tagging"]["tagger"])
+    assert tour.optimizer == "adam" and tour.max_epochs == 4

@@ -405,3 +405,63 @@ def test_dropout_on_cuda_zeroes_p(p):
     assert abs(zeroed.mean().item() - p) < 0.01  # 201,600 draws: sd 0.001
     assert (zeroed.view(-1, 8).mean(0) - p).abs().max().item() < 0.015  # no biased byte of the int64 draws
     assert torch.all((y == 0) | torch.isclose(y, torch.tensor(2.0 / (1 - p), device=DEVICE)))
+
+
+# ------------------------------------------------------------------ early stopping and the chosen epoch
+
+
+@pytest.mark.parametrize("curve, patience, max_epochs, best, run, stopped_by", [
+    ([0.5, 0.7, 0.6, 0.65, 0.69, 0.8, 0.7, 0.8, 0.79, 0.75, 0.9], 4, 100, 6, 10, "patience"),  # a tie (0.8) is no gain
+    ([0.5, 0.6, 0.7, 0.8], 3, 4, 4, 4, "max_epochs"),                          # still rising at the cap
+    ([0.9, 0.8, 0.8], 2, 100, 1, 3, "patience"),
+    ([0.1, 0.2, 0.2, 0.3, 0.1], 2, 5, 4, 5, "max_epochs"),                     # one stale epoch when the cap came
+])
+def test_early_stopping_stops_at_the_right_epoch_of_a_planted_dev_curve(curve, patience, max_epochs, best, run, stopped_by):
+    from staticvec.evaluate.tagging.train import EarlyStopping
+
+    stopping, kept = EarlyStopping(patience, max_epochs), []
+    for epoch, score in enumerate(curve, 1):
+        if stopping.update(epoch, score):
+            kept.append(epoch)
+        if stopping.stop:
+            break
+    assert (stopping.best_epoch, stopping.epochs_seen, stopping.stopped_by) == (best, run, stopped_by)
+    assert kept[-1] == best and stopping.best_score == max(curve[:run])
+    assert stopping.describe()["converged"] is (stopped_by == "patience")
+
+
+def test_the_chosen_epochs_weights_are_the_ones_evaluated():
+    """A noisy run whose last epoch is worse than its best: dev scored again after training (with the weights
+    that are tested) is the best epoch's point, not the last one's."""
+    data, emb = planted_data(1, 220, 160, 30)
+    config = TaggerConfig(hidden=16, casing_dim=0, optimizer="adam", lr=0.2, batch_size=8, max_epochs=12, patience=4,
+                          dropout=0.3)
+    result = train_tagger(data, StaticInputs(emb, data), config, seed=1, device="cpu")
+    scores = [p["dev_score"] for p in result["dev_curve"]]
+    assert result["best_epoch"] < result["epochs_run"] and scores[-1] < max(scores)  # the case is the one intended
+    assert result["best_epoch"] == scores.index(max(scores)) + 1
+    assert result["dev_rescored"] == result["dev"] == max(scores)
+    assert result["dev_detail"]["score"] == result["dev_rescored"]
+
+
+def test_the_papers_tagger_settings_converge_on_a_separable_toy_task():
+    """Tag = the class of the word itself (separable from its vector alone): NCRF++'s SGD settings (lr 0.015
+    decayed, batches of 10, summed loss, dropout 0.5, char CNN) reach a perfect dev score and stop on patience."""
+    rng = np.random.default_rng(5)
+    vocab = [f"w{i}" for i in range(10)]
+    klass = {w: "XY"[i % 2] for i, w in enumerate(vocab)}
+    sentences = []
+    for _ in range(160):
+        words = [vocab[i] for i in rng.integers(0, len(vocab), rng.integers(3, 8))]
+        sentences.append(Sentence(tuple(words), tuple(klass[w] for w in words)))
+    data = TaskData("pos", "toy", sentences[:100], sentences[100:130], sentences[130:])
+    emb = Embeddings(vocab, rng.normal(0, 1, (len(vocab), 8)).astype(np.float32))
+    config = TaggerConfig(hidden=16, casing_dim=0, char_features="cnn", char_dim=8, char_hidden=8, max_epochs=100,
+                          patience=5)
+    assert (config.optimizer, config.lr, config.lr_decay, config.momentum, config.batch_size, config.loss_reduction,
+            config.dropout) == ("sgd", 0.015, 0.05, 0.0, 10, "sum", 0.5)  # the defaults are NCRF++'s
+    result = train_tagger(data, StaticInputs(emb, data), config, seed=3, device="cpu")
+    convergence = result["convergence"]
+    assert convergence["stopped_by"] == "patience" and convergence["converged"]
+    assert convergence["epochs_run"] == convergence["best_epoch"] + 5 < 100
+    assert result["dev"] == 1.0 and result["test"] == 1.0

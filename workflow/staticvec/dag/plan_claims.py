@@ -110,6 +110,9 @@ class ClaimsPlan:
                     pairs += [(f"record/{emb}/{s}", self.embedding_record(emb, s)) for s in self.seeds(emb)]
                 else:
                     pairs.append((f"classification/{emb}", self.classification_result(emb)))
+                head = self.fitted_head_record(emb)
+                if head:  # the fitted MLM head's quality goes in the verdict's cell
+                    pairs.append((f"head/{emb}", head))
         return pairs
 
     def claims_args(self) -> str:

@@ -114,7 +114,7 @@ class EvaluationPlan:
             if entry["source"] == "intrinsic":
                 columns = entry.get("columns")  # a table without columns lists neighbours
                 keys = {"neighbours"} if not columns else data_sets(v for v in columns.values() if isinstance(v, str))
-                paths = [path for rid, path in self.table_results(table_id) if not rid.endswith("@record")]
+                paths = [path for rid, path in self.table_results(table_id) if not rid.endswith(("@record", "@head"))]
                 reads.append((paths, keys))
         for figure_id in self.selected("figures", list(self.figures)):
             entry = self.figures[figure_id]
@@ -135,7 +135,8 @@ class EvaluationPlan:
         for claim_id in self.selected_claims():
             claim = self.claims_spec["claims"][claim_id]
             if claim.get("source", "intrinsic") == "intrinsic":
-                reads.append(([path for _, path in self.claim_results(claim_id)], data_sets(claim_metric_items(claim))))
+                reads.append(([path for key, path in self.claim_results(claim_id) if not key.startswith("head/")],
+                              data_sets(claim_metric_items(claim))))
         return reads
 
     def intrinsic_sets(self, emb: str) -> list[str] | None:

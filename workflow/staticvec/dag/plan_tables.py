@@ -66,7 +66,32 @@ class TablesPlan:
                 pairs.append((emb, self.classification_result(emb)))
             elif source == "tagging":
                 pairs.append((emb, self.tagging_result(emb)))
+            head = self.fitted_head_record(emb)
+            if head and source in ("intrinsic", "tagging", "classification"):  # its quality goes in the caption
+                pairs.append((f"{emb}@head", head))
         return pairs
+
+    def fitted_head_record(self, emb: str) -> str | None:
+        """The record of the MLM head fitted for ``emb`` (``teacher/<t>/mlm_head.json``: held-out top-1/top-10 and
+        the unigram baseline) when ``emb`` is a SemGloVe MLM variant (md, mr, md5) on a teacher that ships no head
+        (as TeacherPlan.uses_fitted_head decides); None for every other row."""
+        from staticvec.dag.common import teacher_model
+        from staticvec.dag.teacher import teacher_traits
+
+        if emb not in self.sheet:
+            return None
+        spec = self.spec(emb)
+        if spec.method != "semglove":
+            return None
+        semglove = (self.config.get("cooc") or {}).get("semglove") or {}
+        if ((semglove.get("variants") or {}).get(self.params(emb).get("variant")) or {}).get("source") != "mlm":
+            return None
+        teacher = semglove.get("teacher") or self.config["teacher"]["default"]  # the builders' teacher (SemGloVeRules)
+        fit = (self.config["teacher"].get("mlm_head") or {}).get("fit", "auto")
+        traits = teacher_traits(teacher_model(self.config, teacher))
+        if fit == "never" or traits["causal"] or not (fit == "always" or traits["mlm_head"] is False):
+            return None
+        return f"{self.results_dir}/teacher/{teacher}/mlm_head.json"
 
     def table_inputs(self, table_id: str) -> list[str]:
         return list(dict.fromkeys(path for _, path in self.table_results(table_id)))

@@ -223,13 +223,14 @@ class Results:
     record}}``; ``random``: the ids whose intrinsic results depend on the training seed."""
 
     def __init__(self, intrinsic=None, tagging=None, classification=None, random=(), contextual_id=None,
-                 records=None):
+                 records=None, heads=None):
         self.intrinsic = intrinsic or {}
         self.tagging = tagging or {}
         self.classification = classification or {}
         self.records = records or {}
         self.random = set(random)
         self.contextual_id = contextual_id
+        self.heads = heads or {}  # {row: its fitted MLM head's record} (report.tables.fitted_head_caption)
 
     def ids(self, source: str, protocol=None) -> list[str]:
         if source == "intrinsic":
@@ -488,6 +489,8 @@ def evaluate_comparison(comp: Comparison, claim: dict, results: Results, setting
         if not s.values:
             missing.append(s.reason)
         series.append((s, weight))
+        # each row's per-seed values, so that a reader re-derives the paired difference (tables/claims_seeds.csv)
+        record.setdefault("rows", []).append({"row": emb, "weight": weight, "values": dict(s.values)})
     record["chosen"] = "; ".join(chosen) or None
     if source == "intrinsic":
         record["coverage"] = _coverage(comp.metric, grounds)
@@ -653,6 +656,18 @@ def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, ro
         verdict, tally, text = verdict_of(decided) if decided else \
             ("not tested", {s: 0 for s in STATUSES}, "not tested (no comparison: no embedding matches)")
         flagged = [a["comparison"] for p in decided for a in p["alternatives"] if a["paper_check"].startswith("NOT")]
+        caveats = []
+        if source == "tagging":  # the tagger, not only the embeddings, may decide it (issue 51)
+            from staticvec.evaluate.tagging.summary import tagging_caveats
+
+            contextual = CONTEXTUAL if CONTEXTUAL in results.tagging else results.contextual_id
+            caveats = tagging_caveats(results.tagging, contextual, rows,
+                                      [p.split(".")[0] for p in claim_metric_items(claim)], settings["scale"])
+        from staticvec.report.tables import fitted_head_caption
+
+        head_note = fitted_head_caption({r: results.heads[r] for r in rows if r in results.heads})
+        if head_note:  # a row built on a head we fitted (SemGloVe_md on MiniLM): how good that head is
+            caveats.append(head_note.rstrip("."))
         out.append({"id": cid, "group": group_of(claim), "paper": claim["paper"], "origin": claim.get("origin", "paper"),
                     "where": claim["where"], "at": claim.get("at"), "sentence": claim.get("sentence"),
                     "statement": claim["statement"], "source": source, "protocol": protocol,
@@ -662,7 +677,7 @@ def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, ro
                                      "full": g.full, "rows": g.rows, "problem": g.problem}
                                  for d, g in grounds.items()},
                     "paper_flag": ("the paper's table does not support: " + "; ".join(flagged)) if flagged else None,
-                    "parts": decided})
+                    "caveats": caveats, "parts": decided})
     return out
 
 
@@ -804,7 +819,8 @@ def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = No
                         else:
                             source = f"{r['where']}, {r['at']}: “{r['sentence']}”"
                         head = [r["id"], source, r["statement"] + (f" ({r['note']})" if r.get("note") else ""),
-                                f"**{r['verdict_text']}**" + (" ⚑" if r["paper_flag"] else "")]
+                                f"**{r['verdict_text']}**" + (" ⚑" if r["paper_flag"] else "")
+                                + "".join(f"; {c}" for c in r.get("caveats") or [])]
                         first = False
                     else:
                         head = ["", "", "", ""]
@@ -860,20 +876,24 @@ def write_claims(records: list[dict], caption: str, md_path, csv_path, json_path
 # ------------------------------------------------------------------ CLI
 
 
-def parse_results(items) -> tuple[dict, dict, dict, dict]:
+def parse_results(items) -> tuple[dict, dict, dict, dict, dict]:
     """``PROTOCOL/ID/SEED=FILE`` (intrinsic), ``tagging/ID=FILE``, ``classification/ID=FILE``,
-    ``record/ID/SEED=FILE`` (a training record: its development curve)."""
+    ``record/ID/SEED=FILE`` (a training record: its development curve), ``head/ID=FILE`` (the record of the
+    MLM head fitted for row ID)."""
     from staticvec.files import read_json
     from staticvec.report.tables import load_result
 
-    intrinsic, tagging, classification, records = {}, {}, {}, {}
-    expected = "expected PROTOCOL/ID/SEED=FILE, record/ID/SEED=FILE, tagging/ID=FILE or classification/ID=FILE"
+    intrinsic, tagging, classification, records, heads = {}, {}, {}, {}, {}
+    expected = ("expected PROTOCOL/ID/SEED=FILE, record/ID/SEED=FILE, tagging/ID=FILE, classification/ID=FILE or "
+                "head/ID=FILE")
     for item in items or []:
         key, sep, path = item.partition("=")
         parts = key.split("/")
         if not sep or not path or not all(parts):
             raise StaticvecError(f"{expected}, got {item!r}")
-        if parts[0] in ("tagging", "classification") and len(parts) == 2:
+        if parts[0] == "head" and len(parts) == 2:
+            heads[parts[1]] = read_json(path)
+        elif parts[0] in ("tagging", "classification") and len(parts) == 2:
             (tagging if parts[0] == "tagging" else classification)[parts[1]] = load_result(path)
         elif len(parts) == 3 and parts[2].isdigit() and parts[0] == "record":
             records.setdefault(parts[1], {})[int(parts[2])] = read_json(path)
@@ -881,7 +901,7 @@ def parse_results(items) -> tuple[dict, dict, dict, dict]:
             intrinsic.setdefault((parts[0], parts[1]), {})[int(parts[2])] = load_result(path)
         else:
             raise StaticvecError(f"{expected}, got {item!r}")
-    return intrinsic, tagging, classification, records
+    return intrinsic, tagging, classification, records, heads
 
 
 def _tokens_text(tokens) -> str:
@@ -917,7 +937,7 @@ def claims_from_files(spec: str, results: tuple, out_md: str, out_csv: str, out_
     sheet = load_claims_spec(spec, tables=sheet_tables)
     intrinsic, tagging, classification, *rest = results
     loaded = Results(intrinsic, tagging, classification, list(random or []), contextual_id,
-                     records=rest[0] if rest else None)
+                     records=rest[0] if rest else None, heads=rest[1] if len(rest) > 1 else None)
     records = evaluate_claims(sheet, loaded, sheet_tables, root, selected)
     write_claims(records, caption(read_json(manifest) if manifest else {}), out_md, out_csv, out_json,
                  sheet.get("not_encoded"), sheet["defaults"]["level"])

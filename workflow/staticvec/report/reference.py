@@ -10,6 +10,18 @@ Per rule, the same sums and the job time per million corpus tokens (so the cost 
 size can be predicted): a benchmark file is attributed to its job's rule through Snakemake's job
 records (``.snakemake/metadata``: each output's rule and log), as every rule here writes its log and
 its benchmark under the same relative name (``logs/X.log`` ↔ ``benchmarks/X.tsv``).
+
+Beside the tables, what a reader needs to re-derive a verdict without the run (small files, written
+from the run when publishing): ``tables/claims_seeds.csv``, the per-seed value of every row of every
+compared part (:func:`claims_seed_rows`, from ``claims.json``); ``tables/tagging_dev_curves.csv`` and
+``tables/tagging_convergence.md``, each tagger's development curve and the epoch chosen on it
+(:func:`tagging_convergence_rows`, from ``eval/*/tagging.json``); and each fitted MLM head's record
+(``teacher/*/mlm_head.json``: its held-out top-1/top-10 against the unigram baseline); and
+``tables/claims_items.json.gz``, the per-item record of every (row, data set, seed) an intrinsic claim
+compares (:func:`claims_item_records`: each pair's cosine beside the gold scores, each analogy
+question's outcome), from which a claim's score on its common items, or a bootstrap over items,
+is recomputed (``staticvec.evaluate.items``). At 10M tokens that is about 1.7M item values (341
+row-set pairs x 3 seeds; Google's questions a third of them), a few MB compressed.
 """
 
 from __future__ import annotations
@@ -21,12 +33,20 @@ from collections import defaultdict
 from pathlib import Path
 
 from staticvec.errors import InputFileError
-from staticvec.files import atomic_open, read_json, write_json
+from staticvec.files import atomic_open, atomic_path, read_json, write_json
 from staticvec.report.markdown import hms as _hms
 
 # what a reader of a committed reference run needs; big artefacts (vectors, features, stores) never go there
 PUBLISHED = ("tables/**/*.md", "tables/**/*.csv", "tables/**/*.html", "tables/claims.json", "figures/**/*.pdf",
-             "figures/**/*.png", "figures/**/*.manifest.json", "manifest.json", "corpus/manifest.json", "segments.tsv")
+             "figures/**/*.png", "figures/**/*.manifest.json", "manifest.json", "corpus/manifest.json", "segments.tsv",
+             "teacher/*/mlm_head.json")
+CLAIMS_SEEDS = "tables/claims_seeds.csv"
+CLAIMS_SEEDS_FIELDS = ("claim", "part", "comparison", "row", "weight", "set", "metric", "seed", "value")
+DEV_CURVES = "tables/tagging_dev_curves.csv"
+DEV_CURVES_FIELDS = ("row", "task", "seed", "epoch", "dev_score", "chosen")
+CONVERGENCE_MD = "tables/tagging_convergence.md"
+CLAIMS_ITEMS = "tables/claims_items.json.gz"
+COSINE_DIGITS = 7  # significant digits kept of a cosine: float32's precision, so the ranks are the stored ones
 
 
 # How a rule's work grows with the corpus (measured at 1M and 10M tokens: benchmarks/README.md, and
@@ -217,6 +237,136 @@ def timings_markdown(timings: dict, segments: list[dict] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def claims_seed_rows(claims: dict) -> list[dict]:
+    """One row per (claim, part, compared row, seed) of ``claims.json``: the value each row of a part's comparison
+    had at that seed (the scale the verdicts use), its weight in the paired difference and the part's metric, so
+    that a part's mean difference is Σ weight · value over its rows, averaged over the seeds they share. Read from
+    each alternative's ``rows`` (``[{row, weight, values: {seed: value}}]``, written by the claims evaluation);
+    a part without them (a claims file made before they were recorded, or a part not tested) gives no row."""
+    out = []
+    for claim in claims.get("claims") or []:
+        for k, part in enumerate(claim.get("parts") or [], 1):
+            for alt in part.get("alternatives") or []:
+                for entry in alt.get("rows") or []:
+                    metric = alt.get("metric") or ""
+                    for seed, value in sorted((entry.get("values") or {}).items(), key=lambda kv: int(kv[0])):
+                        out.append({"claim": claim["id"], "part": k, "comparison": alt.get("comparison"),
+                                    "row": entry["row"], "weight": entry.get("weight", 1.0),
+                                    "set": _sets_of(metric),
+                                    "metric": metric, "seed": int(seed), "value": value})
+    return out
+
+
+def _sets_of(metric: str) -> str:
+    """The data sets (or tasks) of a part's metric text: ``ws353``, ``chunking.test`` → ``chunking``; a mean of
+    several → ``ws353+simlex999``."""
+    if metric.startswith("mean(") and metric.endswith(")"):
+        return "+".join(dict.fromkeys(p.strip().split(".")[0] for p in metric[5:-1].split(",")))
+    return metric.split(".")[0]
+
+
+def tagging_convergence_rows(run: str | Path) -> list[dict]:
+    """Every tagger's development curve in a run (``eval/<row>/tagging.json``: per task and seed the dev score of
+    each epoch, the chosen epoch and why training ended), one dict per (row, task, seed)."""
+    out = []
+    for path in sorted(Path(run).glob("eval/*/tagging.json")):
+        result = read_json(path)
+        for task, node in sorted((result.get("results") or {}).items()):
+            for seed in (node.get("convergence") or {}).get("seeds") or []:
+                out.append({"row": result.get("embedding", path.parent.name), "task": task, **seed})
+    return out
+
+
+def claims_item_records(run: str | Path, claims: dict) -> dict:
+    """The per-item records the intrinsic claims of ``claims.json`` compare, read from the run's results:
+    ``{"gold": {set: [gold score per pair]}, "items": {protocol: {row: {seed: {set: {"cosine": [...]} or
+    {"correct": "10-..."}}}}}}`` (a similarity set's cosines rounded to ``COSINE_DIGITS`` significant digits,
+    None for a pair not scored; an analogy set's outcomes, one character a question: 1 right, 0 wrong, - not
+    asked). The rows and sets are those of each claim's ``coverage``; a result without a per-item record
+    (categorization, SemEval-2012) is left out."""
+    run = Path(run)
+    wanted: dict[tuple[str, str], set[str]] = {}
+    for claim in claims.get("claims") or []:
+        if claim.get("source", "intrinsic") != "intrinsic" or not claim.get("protocol"):
+            continue
+        for dataset, ground in (claim.get("coverage") or {}).items():
+            for row in ground.get("rows") or {}:
+                wanted.setdefault((claim["protocol"], row), set()).add(dataset)
+    gold: dict[str, list] = {}
+    items: dict = {}
+    for (protocol, row), datasets in sorted(wanted.items()):
+        for path in sorted(run.glob(f"eval/{row}/seed*/intrinsic.{protocol}.json"), key=lambda p: p.parent.name):
+            seed = path.parent.name.removeprefix("seed")
+            results = read_json(path).get("results") or {}
+            for dataset in sorted(datasets):
+                record = (results.get(dataset) or {}).get("items")
+                if not record:
+                    continue
+                if "cosine" in record:
+                    gold.setdefault(dataset, record.get("gold"))
+                    kept = {"cosine": [None if c is None else float(f"{c:.{COSINE_DIGITS}g}") for c in record["cosine"]]}
+                else:
+                    kept = {"correct": record["correct"]}
+                items.setdefault(protocol, {}).setdefault(row, {}).setdefault(seed, {})[dataset] = kept
+    return {"cosine_digits": COSINE_DIGITS, "gold": gold, "items": items}
+
+
+def _write_csv(path: Path, fields, rows) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(path, "wt") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(fields), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def convergence_markdown(rows: list[dict]) -> str:
+    """Per tagger (row, task, seed): epochs run, the epoch chosen on dev and its score, why it stopped."""
+    from staticvec.report.markdown import table
+
+    body = [[r["row"], r["task"], r["seed"], r["epochs_run"], r["best_epoch"],
+             "—" if not r["dev_curve"] else f"{100 * r['dev_curve'][r['best_epoch'] - 1]:.2f}",
+             r.get("stopped_by") or "not recorded", "yes" if r.get("converged") else "no"] for r in rows]
+    n_conv = sum(bool(r.get("converged")) for r in rows)
+    lines = ["**The taggers' development curves: each run is chosen on dev (the best epoch's weights are the ones "
+             "tested), never on test; converged = dev had not improved for `patience` epochs before the epoch cap "
+             f"({n_conv} of {len(rows)} runs). Every epoch's dev score: tagging_dev_curves.csv.**", "",
+             *table(["row", "task", "seed", "epochs run", "chosen epoch", "dev at it", "stopped by", "converged"], body,
+                    align=["l", "l", "r", "r", "r", "r", "l", "l"]), ""]
+    return "\n".join(lines)
+
+
+def publish_readers_files(run: Path, out: Path) -> list[str]:
+    """The small per-seed files of :func:`claims_seed_rows` and :func:`tagging_convergence_rows`, written into
+    ``out``; returns the paths written (relative to ``out``)."""
+    import gzip
+
+    written = []
+    claims = run / "tables" / "claims.json"
+    if claims.exists():
+        verdicts = read_json(claims)
+        rows = claims_seed_rows(verdicts)
+        if rows:
+            _write_csv(out / CLAIMS_SEEDS, CLAIMS_SEEDS_FIELDS, rows)
+            written.append(CLAIMS_SEEDS)
+        per_item = claims_item_records(run, verdicts)
+        if per_item["items"]:
+            (out / CLAIMS_ITEMS).parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(out / CLAIMS_ITEMS) as tmp, open(tmp, "wb") as fh:  # mtime 0: same records, same bytes
+                with gzip.GzipFile(filename="", fileobj=fh, mode="wb", mtime=0) as gz:
+                    gz.write(json.dumps(per_item, sort_keys=True, separators=(",", ":")).encode())
+            written.append(CLAIMS_ITEMS)
+    runs = tagging_convergence_rows(run)
+    if runs:
+        _write_csv(out / DEV_CURVES, DEV_CURVES_FIELDS,
+                   [{"row": r["row"], "task": r["task"], "seed": r["seed"], "epoch": epoch, "dev_score": score,
+                     "chosen": int(epoch == r["best_epoch"])}
+                    for r in runs for epoch, score in enumerate(r["dev_curve"], 1)])
+        with atomic_open(out / CONVERGENCE_MD) as fh:
+            fh.write(convergence_markdown(runs))
+        written += [DEV_CURVES, CONVERGENCE_MD]
+    return written
+
+
 def publish(run: str | Path, out: str | Path, metadata_dir: str | Path = ".snakemake/metadata",
             projection: str | Path | None = None, tour: str | Path | None = None) -> dict:
     """Copy a finished run's tables, figures and manifests to ``out`` and write its stage and rule
@@ -266,7 +416,7 @@ def publish(run: str | Path, out: str | Path, metadata_dir: str | Path = ".snake
     if claims.exists():  # the claims' verdicts (the run manifest is an input of the claims rule, so they land here)
         verdicts = read_json(claims)
         manifest["claims"] = {"counts": verdicts["counts"], "verdicts": verdicts["verdicts"]}
-    manifest["published"] = sorted(copied)
+    manifest["published"] = sorted(copied + publish_readers_files(run, out))
     write_json(out / "manifest.json", manifest)
     with atomic_open(out / "timings.md") as fh:
         fh.write(timings_markdown(timings, segments))

@@ -41,6 +41,7 @@ from staticvec.sheets.tables import PaperTable, load_paper_table, load_tables_sp
 
 # result ids <embedding>@record: the embedding's training record (vectors.json), for record_columns
 RECORD_SUFFIX = "@record"
+HEAD_SUFFIX = "@head"  # a row's fitted MLM head record (teacher/<t>/mlm_head.json): its quality goes in the caption
 _COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMB]?)\s*$")
 _COUNT_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9}
 
@@ -151,7 +152,7 @@ def build_comparison(paper_table_csv, our_results: dict, row_map: dict, column_m
     }
     loaded = {
         emb: [load_result(r) for r in (items if isinstance(items, (list, tuple)) else [items])]
-        for emb, items in our_results.items() if not emb.endswith(RECORD_SUFFIX)
+        for emb, items in our_results.items() if not emb.endswith((RECORD_SUFFIX, HEAD_SUFFIX))
     }
     rows = list(paper.rows) + [r for r in row_map if r not in paper.rows]  # extra rows: ours only
     rows_out = []
@@ -332,6 +333,34 @@ def caption(paper: PaperTable, meta: dict, policy: str) -> str:
     return f"{head} {ours}{extra}{made}"
 
 
+def fitted_heads(results: dict) -> dict[str, dict]:
+    """{row: its fitted MLM head's record} from the ``<row>@head`` items of a table's or claim's results."""
+    out = {}
+    for rid, items in results.items():
+        if rid.endswith(HEAD_SUFFIX):
+            first = items[0] if isinstance(items, (list, tuple)) else items
+            out[rid[: -len(HEAD_SUFFIX)]] = _load_record(first)
+    return out
+
+
+def fitted_head_caption(heads: dict[str, dict]) -> str | None:
+    """The caption hook of every table and verdict that reads a row built on a fitted MLM head (SemGloVe_md,
+    _mr, _md5 on a teacher that ships no head): the head's held-out top-1/top-10 against the unigram baseline
+    (:func:`staticvec.teacher.mlm_head.head_quality_text`), one sentence per head, naming its rows. ``heads``:
+    {row: the head's record}; None when no row reads one."""
+    from staticvec.teacher.mlm_head import head_quality, head_quality_text
+
+    by_head: dict[str, tuple[dict, list[str]]] = {}
+    for row, record in sorted(heads.items()):
+        quality = head_quality(record)
+        if quality is None:
+            continue
+        key = json.dumps(quality, sort_keys=True)
+        by_head.setdefault(key, (quality, []))[1].append(row)
+    texts = [head_quality_text(quality, ", ".join(rows)) for quality, rows in by_head.values()]
+    return " ".join(f"{t}." for t in texts) or None
+
+
 # ------------------------------------------------------------------ output
 
 
@@ -438,6 +467,10 @@ def table_from_files(spec: str | os.PathLike, table: str, results: dict[str, lis
     below = reduced_text(reduced, meta.get("tokens"))
     if below:
         meta["caption"] = (meta.get("caption", "") + " " + below).strip()
+    head_note = fitted_head_caption(fitted_heads(results))
+    if head_note:
+        meta["caption"] = (meta.get("caption", "") + " " + head_note).strip()
+    results = {rid: items for rid, items in results.items() if not rid.endswith(HEAD_SUFFIX)}
     paper = load_paper_table(Path(root) / entry["paper_file"])
     if paper.kind == "neighbours":
         frame = build_neighbours(paper, results, entry["rows"], meta, entry.get("queries"))
