@@ -1,0 +1,322 @@
+"""The numbers the README, docs/ and the reference runs' READMEs quote, generated from the committed files they
+come from, so that prose cannot drift from the results.
+
+A generated passage sits between two HTML comments (invisible on GitHub), inline or over several lines::
+
+    <!-- generated: verdicts-table -->
+    | paper | ... |
+    <!-- /generated -->
+
+``staticvec report docs FILE...`` rewrites every such passage from its source (``--check``: writes nothing, exits
+1 naming each stale passage; ``tests/test_docs.py`` runs it on every document). Each block's generator reads only
+committed files (the reference runs' manifests, claims, tables and segments; the resource registry), so the
+check needs no run and no network. A passage's name says what it is; an unknown name is an error naming the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from staticvec.errors import InputFileError
+
+BLOCK = re.compile(r"<!-- generated: (?P<name>[\w-]+) -->(?P<body>.*?)<!-- /generated -->", re.S)
+
+TOUR = "results/reference/tour-1m"
+CLAIMS = "results/reference/claims-10m"
+VERDICTS_CSV = "results/reference/verdicts-1m-10m.csv"
+CORPUS_SCALE = f"{CLAIMS}/tables/scale/corpus_scale.csv"
+
+PAPERS = (  # the claims sheet's groups, in the order the tables print them
+    ("semglove", "SemGloVe (Gan et al.)"),
+    ("wang", "BERT+Skip-gram (Wang et al.)"),
+    ("c2v", "Context-to-Vec (Zheng et al.)"),
+    ("x2static", "X2Static (Gupta & Jaggi)"),
+    ("beyond", "beyond the papers: each proposed method against Model2Vec and Tokenlearn"),
+)
+VERDICT_KEYS = ("holds", "fails", "undecided", "not_tested")
+
+
+def _json(root: Path, rel: str) -> dict:
+    path = root / rel
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputFileError(path, "not found: a generated passage of the docs reads it") from None
+
+
+def _counts(root: Path, run: str) -> dict:
+    return _json(root, f"{run}/tables/claims.json")["counts"]
+
+
+def duration(seconds: float) -> str:
+    """``1 h 12 min`` / ``50 min`` (rounded to the minute)."""
+    minutes = int(round(seconds / 60))
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+
+
+def _tally(counts: dict) -> str:
+    return " / ".join(str(counts.get(k, 0)) for k in VERDICT_KEYS)
+
+
+# ---------------------------------------------------------------- the blocks
+
+
+def verdicts_table(root: Path) -> str:
+    """Per paper: holds / fails / undecided / not tested at 10M (the claims scale) and at 1M (the tour)."""
+    at10, at1 = _counts(root, CLAIMS), _counts(root, TOUR)
+    lines = ["| paper | 10M tokens: holds / fails / undecided / not tested | 1M (the tour) |", "| --- | --- | --- |"]
+    lines += [f"| {label} | {_tally(at10.get(key, {}))} | {_tally(at1.get(key, {}))} |" for key, label in PAPERS]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def claims_counts_table(root: Path) -> str:
+    """The claims scale's counts, one column per verdict (results/reference/claims-10m/README.md)."""
+    at10 = _counts(root, CLAIMS)
+    lines = ["| paper | holds | fails | undecided | not tested |", "| --- | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {label} | " + " | ".join(str(at10.get(key, {}).get(k, 0)) for k in VERDICT_KEYS) + " |"
+              for key, label in PAPERS]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def claims_total(root: Path) -> str:
+    """``44 claims of the four papers and 8 beyond them``."""
+    at10 = _counts(root, CLAIMS)
+    papers = sum(sum(at10.get(key, {}).get(k, 0) for k in VERDICT_KEYS) for key, _ in PAPERS[:4])
+    beyond = sum(at10.get("beyond", {}).get(k, 0) for k in VERDICT_KEYS)
+    return f"{papers} claims of the four papers and {beyond} beyond them"
+
+
+def tour_not_tested(root: Path) -> str:
+    """``19 of 52``: the tour's claims (the papers' and those beyond them) read "not tested"."""
+    at1 = _counts(root, TOUR)
+    total = sum(sum(c.get(k, 0) for k in VERDICT_KEYS) for c in at1.values())
+    not_tested = sum(c.get("not_tested", 0) for c in at1.values())
+    return f"{not_tested} of {total}"
+
+
+def verdicts_moved(root: Path) -> str:
+    """How the verdicts moved from 1M to 10M, from results/reference/verdicts-1m-10m.csv (one row per comparison)."""
+    path = root / VERDICTS_CSV
+    if not path.is_file():
+        raise InputFileError(path, "not found: a generated passage of the docs reads it")
+    moved: dict[str, str] = {}
+    with open(path, encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(line for line in fh if not line.startswith("#")):
+            moved.setdefault(row["claim"], row["moved"])
+    tally: dict[str, int] = {}
+    for how in moved.values():
+        tally[how] = tally.get(how, 0) + 1
+    total = len(moved)
+    n_moved = tally.get("toward fails", 0) + tally.get("toward holds", 0)
+    return (f"{n_moved} of {total} verdicts moved ({tally.get('toward fails', 0)} toward fails, "
+            f"{tally.get('toward holds', 0)} toward holds), {tally.get('now tested', 0)} are tested at 10M only, "
+            f"{tally.get('same', 0)} are the same")
+
+
+def tour_time(root: Path) -> str:
+    """The tour's measured time: its jobs' span and job time, on the machine its manifest records."""
+    t = _json(root, f"{TOUR}/manifest.json")["timings"]
+    m = t.get("machine", {})
+    return (f"{duration(t['run_wall_s'])} from its first job to its last ({duration(t['work_s'])} of job time, "
+            f"{t['jobs']} jobs, on {m.get('cores', '?')} cores of an {m.get('cpu', '?')} VM)")
+
+
+def claims_time(root: Path) -> str:
+    """The claims run's measured time: sittings, their wall time, the job time and its ratio to the tour's."""
+    t = _json(root, f"{CLAIMS}/manifest.json")["timings"]
+    segments = t.get("segments", [])
+    wall = sum(float(s["wall_s"]) for s in segments)
+    tour = t.get("compared", {}).get("tour", {}).get("work_s") or _json(root, f"{TOUR}/manifest.json")["timings"]["work_s"]
+    return (f"{len(segments)} sittings, {duration(wall)} of wall time, {duration(t['work_s'])} of job time "
+            f"({t['work_s'] / tour:.2f}x the tour's on the same VM)")
+
+
+def _scale_rows(root: Path) -> list[dict]:
+    path = root / CORPUS_SCALE
+    if not path.is_file():
+        raise InputFileError(path, "not found: a generated passage of the docs reads it")
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(line for line in fh if not line.startswith("#")))
+
+
+def corpus_scale_crossings(root: Path) -> str:
+    """Which corpus-trained method reaches Model2Vec within the measured range, on which panel, at what size, and
+    its score at the largest size against the level (results/reference/claims-10m/tables/scale/corpus_scale.csv)."""
+    rows = _scale_rows(root)
+    reached = [r for r in rows if r["kind"].startswith("reaches") and r["reach_status"] == "reaches"]
+    panels = list(dict.fromkeys(r["panel"] for r in rows))
+    if not reached:
+        return f"no corpus-trained method reaches Model2Vec on any of the {len(panels)} panels within the measured range"
+    parts = []
+    for r in reached:
+        level_id = r["kind"].removeprefix("reaches ")
+        curve = [c for c in rows if c["panel"] == r["panel"] and c["row"] == r["row"] and c["kind"] == "curve"]
+        top = max(curve, key=lambda c: float(c["tokens"]))
+        level = next(c for c in rows if c["panel"] == r["panel"] and c["kind"] == "level" and c["row"] == level_id)
+        parts.append(f"{r['row']} on {r['panel']} from {float(r['tokens']) / 1e6:.1f}M tokens "
+                     f"({float(top['score']):.1f} at {float(top['tokens']) / 1e6:.0f}M against {float(level['score']):.1f})")
+    return (f"{len(reached)} crossing in {len(panels)} panels: " if len(reached) == 1 else
+            f"{len(reached)} crossings in {len(panels)} panels: ") + "; ".join(parts)
+
+
+def skipgram_ws353(root: Path) -> str:
+    """Skip-gram's WS353 at 1M (the tour's summary) and 10M (the claims run's curve) against its paper's number."""
+    rows = _scale_rows(root)
+    curve = [r for r in rows if r["panel"] == "WS353 (web)" and r["row"] == "sg" and r["kind"] == "curve"]
+    top = max(curve, key=lambda r: float(r["tokens"]))
+    paper = next(r for r in rows if r["panel"] == "WS353 (web)" and r["row"] == "sg" and r["kind"] == "paper")
+    tour = _summary_score(root, TOUR, "sg", "ws353")
+    return (f"{tour} at 1M tokens (the tour, seed mean), {float(top['score']):.1f} at "
+            f"{float(top['tokens']) / 1e6:.0f}M (seed 1), {float(paper['score']):.1f} in its paper at 1.1B")
+
+
+def _summary_score(root: Path, run: str, embedding: str, metric: str, protocol: str = "web") -> str:
+    """A seed mean of a run's summary (tables/summary.csv: one row per protocol, embedding and column), as the
+    summary prints it (one decimal)."""
+    path = root / run / "tables" / "summary.csv"
+    with open(path, encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(line for line in fh if not line.startswith("#")):
+            if (row["protocol"], row["embedding"], row["column"]) == (protocol, embedding, metric):
+                return f"{float(row['mean']):.1f}"
+    raise InputFileError(path, f"no {protocol} row for {embedding} on {metric}")
+
+
+def default_downloads(root: Path) -> str:
+    """What the default config reads from the resource registry: per group, the files, where from, and how checked."""
+    from staticvec.config import load_config
+    from staticvec.dag.workflow import Workflow
+    from staticvec.resources import Registry
+
+    config = load_config([root / "config/config.yaml"])
+    workflow = Workflow(config, root)
+    registry = Registry.load(root / config["resources"]["registry"], root)
+    corpus = [i.member for i in workflow.corpus_inputs() if i.member is not None]
+    groups = [(corpus[0].group, corpus)] if corpus else []
+    groups += [(gid, registry.select(gid)) for gid in workflow.input_groups()]
+    lines = ["| resource group | files | from | checked against |", "| --- | ---: | --- | --- |"]
+    for gid, members in groups:
+        hosts = sorted({re.sub(r"^https?://([^/]+)/.*$", r"\1", u) for m in members for u in m.urls[:1]})
+        manual = sum(1 for m in members if not m.urls)
+        where = ", ".join(hosts) + (f"; {manual} by hand (see the message)" if manual and hosts else "")
+        where = where or "by hand only (the start-up check says how)"
+        check = "sha256 of the uncompressed content" if members[0].checksum_of == "content" else "sha256 of the file"
+        lines.append(f"| `{gid}` | {len(members)} | {where} | {check} |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {
+    "verdicts-table": verdicts_table,
+    "claims-counts-table": claims_counts_table,
+    "claims-total": claims_total,
+    "tour-not-tested": tour_not_tested,
+    "verdicts-moved": verdicts_moved,
+    "tour-time": tour_time,
+    "claims-time": claims_time,
+    "corpus-scale-crossings": corpus_scale_crossings,
+    "skipgram-ws353": skipgram_ws353,
+    "default-downloads": default_downloads,
+}
+
+
+# ---------------------------------------------------------------- rewriting and checking
+
+
+def render(text: str, root: Path, source: str = "document") -> str:
+    """``text`` with every generated passage rewritten from its source files."""
+    cache: dict[str, str] = {}
+
+    def body(match: re.Match) -> str:
+        name = match.group("name")
+        if name not in BLOCKS:
+            raise InputFileError(source, f"unknown generated passage '{name}'; known: {', '.join(sorted(BLOCKS))}")
+        if name not in cache:
+            cache[name] = BLOCKS[name](Path(root))
+        return f"<!-- generated: {name} -->{cache[name]}<!-- /generated -->"
+
+    return BLOCK.sub(body, text)
+
+
+def stale_blocks(path: Path, root: Path) -> list[str]:
+    """The names of ``path``'s generated passages whose text differs from what their sources give."""
+    text = Path(path).read_text(encoding="utf-8")
+    fresh = render(text, root, str(path))
+    old = {m.start(): (m.group("name"), m.group(0)) for m in BLOCK.finditer(text)}
+    new = [m.group(0) for m in BLOCK.finditer(fresh)]
+    return [name for (name, was), now in zip(old.values(), new) if was != now]
+
+
+def update(paths, root: Path, check: bool = False) -> list[str]:
+    """Rewrite (or, with ``check``, only list) the stale passages of ``paths``: ``["FILE: name", ...]``."""
+    stale = []
+    for path in map(Path, paths):
+        names = stale_blocks(path, root)
+        stale += [f"{path}: {name}" for name in names]
+        if names and not check:
+            from staticvec.files import atomic_path
+
+            fresh = render(path.read_text(encoding="utf-8"), root, str(path))
+            with atomic_path(path) as tmp:
+                Path(tmp).write_text(fresh, encoding="utf-8")
+    return stale
+
+
+# ---------------------------------------------------------------- the plans (slow: each runs the planning layer)
+
+PLANS = {"default": ("config/config.yaml",), "paper": ("config/config.yaml", "config/paper.yaml")}
+SLOW = {"plan-default-totals", "plan-paper-totals", "plan-paper-routing"}
+_PLAN_CACHE: dict[tuple[str, str], dict] = {}
+
+
+def plan_of(root: Path, which: str) -> dict:
+    """``staticvec plan costs --stand-ins --json`` of a config (what ``make plan`` prints), run once per process."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    key = (str(Path(root).resolve()), which)
+    if key not in _PLAN_CACHE:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "plan.json"
+            env = {**os.environ, "PYTHONPATH": str(Path(root).resolve() / "workflow"), "HF_HUB_OFFLINE": "1"}
+            done = subprocess.run([sys.executable, "-m", "staticvec", "plan", "costs", "--configfile", *PLANS[which],
+                                   "--stand-ins", "--json", str(out)], cwd=root, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise InputFileError(PLANS[which][-1], f"`staticvec plan costs` failed:\n{done.stderr[-2000:]}")
+            _PLAN_CACHE[key] = json.loads(out.read_text())
+    return _PLAN_CACHE[key]
+
+
+def _plan_totals(t: dict) -> str:
+    gpu = f"; {t['gpu_hours']:,.1f} GPU-hours in {t['gpu_jobs']} GPU jobs" if t["gpu_jobs"] else ""
+    return (f"{t['jobs']:,} jobs, {t['cpu_hours']:,.0f} CPU core-hours{gpu}, peak disk {t['peak_disk_gb']:,.0f} GB "
+            f"(kept outputs {t['kept_disk_gb']:,.0f} GB), largest memory request {t['largest_mem_mb'] / 1000:.1f} GB "
+            f"({t['largest_mem_job'].split()[0]}), a schedule of {t['peak_disk']['makespan_hours']:,.1f} hours")
+
+
+def plan_default_totals(root: Path) -> str:
+    return _plan_totals(plan_of(root, "default")["totals"])
+
+
+def plan_paper_totals(root: Path) -> str:
+    return _plan_totals(plan_of(root, "paper")["totals"])
+
+
+def plan_paper_routing(root: Path) -> str:
+    """Each rule with a CUDA path, costed on GPUs and on CPU nodes (the paper config's plan)."""
+    lines = ["| rule | jobs | routed to | on GPUs: GPU-hours | on CPU nodes: core-hours | GPU cheaper below (core-h per GPU-h) |",
+             "| --- | ---: | --- | ---: | ---: | ---: |"]
+    for r in plan_of(root, "paper")["routing"]:
+        below = "never" if r["break_even"] is None or r["break_even"] <= 0 else f"{r['break_even']:,.0f}"
+        lines.append(f"| `{r['rule']}` | {r['jobs']} | {r['routed']} | {r['gpu_hours']:,.1f} | {r['cpu_core_hours']:,.0f} "
+                     f"| {below} |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+BLOCKS.update({"plan-default-totals": plan_default_totals, "plan-paper-totals": plan_paper_totals,
+               "plan-paper-routing": plan_paper_routing})
