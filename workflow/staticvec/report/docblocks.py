@@ -152,16 +152,17 @@ def corpus_scale_crossings(root: Path) -> str:
     panels = list(dict.fromkeys(r["panel"] for r in rows))
     if not reached:
         return f"no corpus-trained method reaches Model2Vec on any of the {len(panels)} panels within the measured range"
+    labels = _yaml(root, "config/figures.yaml").get("labels", {})
     parts = []
     for r in reached:
         level_id = r["kind"].removeprefix("reaches ")
         curve = [c for c in rows if c["panel"] == r["panel"] and c["row"] == r["row"] and c["kind"] == "curve"]
         top = max(curve, key=lambda c: float(c["tokens"]))
         level = next(c for c in rows if c["panel"] == r["panel"] and c["kind"] == "level" and c["row"] == level_id)
-        parts.append(f"{r['row']} on {r['panel']} from {float(r['tokens']) / 1e6:.1f}M tokens "
+        parts.append(f"{labels.get(r['row'], r['row'])} on {r['panel']} from {float(r['tokens']) / 1e6:.1f}M tokens "
                      f"({float(top['score']):.1f} at {float(top['tokens']) / 1e6:.0f}M against {float(level['score']):.1f})")
-    return (f"{len(reached)} crossing in {len(panels)} panels: " if len(reached) == 1 else
-            f"{len(reached)} crossings in {len(panels)} panels: ") + "; ".join(parts)
+    return (f"one method reaching Model2Vec in the {len(panels)} panels: " if len(reached) == 1 else
+            f"{len(reached)} curves reaching Model2Vec in the {len(panels)} panels: ") + "; ".join(parts)
 
 
 def skipgram_ws353(root: Path) -> str:
@@ -320,3 +321,110 @@ def plan_paper_routing(root: Path) -> str:
 
 BLOCKS.update({"plan-default-totals": plan_default_totals, "plan-paper-totals": plan_paper_totals,
                "plan-paper-routing": plan_paper_routing})
+
+
+# ---------------------------------------------------------------- every paper table and figure
+
+
+def _paper_outputs(root: Path) -> list[tuple[str, str, str]]:
+    """(sheet id, title, path under a run's results) of every table of config/tables.yaml and every figure of
+    config/figures.yaml, in sheet order (the workflow's naming: <paper>_<name> -> tables|figures/<paper>/<name>)."""
+    import yaml
+
+    out = []
+    tables = yaml.safe_load((root / "config/tables.yaml").read_text(encoding="utf-8"))["tables"]
+    for tid, entry in tables.items():
+        paper, _, number = tid.partition("_")
+        title = ""
+        paper_file = root / entry.get("paper_file", "")
+        if paper_file.is_file():
+            for line in paper_file.read_text(encoding="utf-8").splitlines():
+                if line.startswith("# title:"):
+                    title = line.removeprefix("# title:").strip()
+                    break
+        out.append((tid, title, f"tables/{paper}/{number}.md"))
+    figures = yaml.safe_load((root / "config/figures.yaml").read_text(encoding="utf-8"))["figures"]
+    for fid, entry in figures.items():
+        paper, _, name = fid.partition("_")
+        out.append((fid, entry.get("title", ""), f"figures/{paper}/{name}.pdf"))
+    return out
+
+
+def paper_map(root: Path) -> str:
+    """Every paper table and figure: its file in the committed tour (1M) and claims run (10M), and its target."""
+    lines = ["| sheet id | what | 1M (the tour) | 10M (the claims scale) | target (`make target T=...`) |",
+             "| --- | --- | --- | --- | --- |"]
+    for sid, title, rel in _paper_outputs(root):
+        cells = []
+        for run in (TOUR, CLAIMS):
+            cells.append(f"[{rel}](../{run}/{rel})" if (root / run / rel).is_file() else "not in this run")
+        lines.append(f"| `{sid}` | {title.replace('|', '/')} | {cells[0]} | {cells[1]} | `results/default/{rel}` |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+BLOCKS["paper-map"] = paper_map
+
+
+# ---------------------------------------------------------------- the config (config/README.md)
+
+
+def _yaml(root: Path, rel: str) -> dict:
+    import yaml
+
+    return yaml.safe_load((root / rel).read_text(encoding="utf-8")) or {}
+
+
+def _short(value, width: int = 70) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    text = text.replace("|", "/").replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _leaves(tree: dict, prefix: str = "") -> dict[str, object]:
+    out = {}
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(_leaves(value, path + "."))
+        else:
+            out[path] = value
+    return out
+
+
+def _lookup(tree: dict, dotted: str):
+    node = tree
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return "(not set)"
+        node = node[part]
+    return node
+
+
+def config_keys(root: Path) -> str:
+    """Every top-level key of config/config.yaml, in its order, with its schema's description."""
+    from staticvec.config import config_schema
+
+    properties = config_schema().get("properties", {})
+    lines = ["| key | what it sets (its schema's description) | default |", "| --- | --- | --- |"]
+    for key, value in _yaml(root, "config/config.yaml").items():
+        described = " ".join(str(properties.get(key, {}).get("description", "")).split())
+        default = "(a section)" if isinstance(value, dict) else f"`{_short(value, 40)}`"
+        lines.append(f"| `{key}` | {described.replace('|', '/') or '—'} | {default} |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _overlay(root: Path, rel: str) -> str:
+    """Every value an overlay sets, beside the default's (config/config.yaml)."""
+    default = _yaml(root, "config/config.yaml")
+    lines = ["| key | default (`config/config.yaml`) | this overlay |", "| --- | --- | --- |"]
+    for key, value in _leaves(_yaml(root, rel)).items():
+        lines.append(f"| `{key}` | `{_short(_lookup(default, key))}` | `{_short(value)}` |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+BLOCKS.update({
+    "config-keys": config_keys,
+    "overlay-paper": lambda root: _overlay(root, "config/paper.yaml"),
+    "overlay-claims10m": lambda root: _overlay(root, "config/claims10m.yaml"),
+    "overlay-own-corpus": lambda root: _overlay(root, "config/examples/own-corpus.yaml"),
+})
