@@ -138,7 +138,7 @@ def register(subparsers) -> None:
                                     "(<!-- generated: NAME -->) from the committed files they quote")
     p.add_argument("files", nargs="+", help="Markdown files holding generated passages")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each stale passage")
-    p.add_argument("--root", default=".", help="the repository (the committed files are read relative to it)")
+    p.add_argument("--root", help="the repository whose committed files are read (default: the one holding each file)")
     p.set_defaults(handler=_docs)
 
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
@@ -294,7 +294,7 @@ def _verdicts(args) -> int:
 def _docs(args) -> int:
     from staticvec.report.docblocks import update
 
-    stale = update(args.files, Path(args.root), check=args.check)
+    stale = update(args.files, Path(args.root) if args.root else None, check=args.check)
     for line in stale:
         print(f"{line}: {'stale' if args.check else 'rewritten'}")
     return 1 if stale and args.check else 0

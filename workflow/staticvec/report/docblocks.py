@@ -251,16 +251,26 @@ def stale_blocks(path: Path, root: Path) -> list[str]:
     return [name for (name, was), now in zip(old.values(), new) if was != now]
 
 
-def update(paths, root: Path, check: bool = False) -> list[str]:
-    """Rewrite (or, with ``check``, only list) the stale passages of ``paths``: ``["FILE: name", ...]``."""
+def repository_of(path: Path) -> Path:
+    """The repository holding a document (the nearest directory above it with a Snakefile), links resolved."""
+    for folder in Path(path).resolve().parents:
+        if (folder / "Snakefile").is_file():
+            return folder
+    raise InputFileError(path, "not inside the workflow's repository (no Snakefile above it): give --root")
+
+
+def update(paths, root: Path | None = None, check: bool = False) -> list[str]:
+    """Rewrite (or, with ``check``, only list) the stale passages of ``paths``: ``["FILE: name", ...]``; ``root``:
+    the repository whose files they quote (default: the one holding each document)."""
     stale = []
     for path in map(Path, paths):
-        names = stale_blocks(path, root)
+        root_of = root or repository_of(path)
+        names = stale_blocks(path, root_of)
         stale += [f"{path}: {name}" for name in names]
         if names and not check:
             from staticvec.files import atomic_path
 
-            fresh = render(path.read_text(encoding="utf-8"), root, str(path))
+            fresh = render(path.read_text(encoding="utf-8"), root_of, str(path))
             with atomic_path(path) as tmp:
                 Path(tmp).write_text(fresh, encoding="utf-8")
     return stale
