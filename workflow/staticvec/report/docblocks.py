@@ -279,7 +279,7 @@ def update(paths, root: Path | None = None, check: bool = False) -> list[str]:
 # ---------------------------------------------------------------- the plans (slow: each runs the planning layer)
 
 PLANS = {"default": ("config/config.yaml",), "paper": ("config/config.yaml", "config/paper.yaml")}
-SLOW = {"plan-default-totals", "plan-paper-totals", "plan-paper-routing"}
+SLOW = {"plan-default-totals", "plan-paper-totals", "plan-paper-routing", "plan-paper-gpu-rules"}
 _PLAN_CACHE: dict[tuple[str, str], dict] = {}
 
 
@@ -329,8 +329,33 @@ def plan_paper_routing(root: Path) -> str:
     return "\n" + "\n".join(lines) + "\n"
 
 
+def plan_paper_gpu_rules(root: Path) -> str:
+    """The GPU-hours of each rule the paper config runs on GPUs, and what its model counts."""
+    lines = ["| rule | GPU jobs | GPU-hours | CPU core-hours of their cores |", "| --- | ---: | ---: | ---: |"]
+    for r in sorted(plan_of(root, "paper")["rules"], key=lambda r: (-(r.get("gpu_h") or 0), r["rule"])):
+        if r.get("gpu_h"):  # (the model's `basis` text names one job of the rule, not all: left out)
+            lines.append(f"| `{r['rule']}` | {r['jobs']} | {r['gpu_h']:,.1f} | {r['cpu_h']:,.0f} |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def verdicts_moved_list(root: Path) -> str:
+    """The claims whose verdict moved from 1M to 10M, by direction (results/reference/verdicts-1m-10m.csv)."""
+    path = root / VERDICTS_CSV
+    moved: dict[str, str] = {}
+    with open(path, encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(line for line in fh if not line.startswith("#")):
+            moved.setdefault(row["claim"], row["moved"])
+    parts = []
+    for how in ("toward fails", "toward holds"):
+        ids = [f"`{c}`" for c, m in moved.items() if m == how]
+        if ids:
+            parts.append(f"{how}: {', '.join(ids)}")
+    return "; ".join(parts) or "none moved"
+
+
 BLOCKS.update({"plan-default-totals": plan_default_totals, "plan-paper-totals": plan_paper_totals,
-               "plan-paper-routing": plan_paper_routing})
+               "plan-paper-routing": plan_paper_routing, "plan-paper-gpu-rules": plan_paper_gpu_rules,
+               "verdicts-moved-list": verdicts_moved_list})
 
 
 # ---------------------------------------------------------------- every paper table and figure
