@@ -126,6 +126,13 @@ def tour_time(root: Path) -> str:
             f"{t['jobs']} jobs, on {m.get('cores', '?')} cores of an {m.get('cpu', '?')} VM)")
 
 
+def tour_peak_memory(root: Path) -> str:
+    """The largest peak RSS of a job in the committed tour, and which stage's job it was."""
+    stages = _json(root, f"{TOUR}/manifest.json")["timings"]["stages"]
+    stage, top = max(stages.items(), key=lambda kv: kv[1]["max_rss_mb"])
+    return f"{top['max_rss_mb'] / 1000:.1f} GB (a {stage} job)"
+
+
 def claims_time(root: Path) -> str:
     """The claims run's measured time: sittings, their wall time, the job time and its ratio to the tour's."""
     t = _json(root, f"{CLAIMS}/manifest.json")["timings"]
@@ -218,6 +225,7 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "verdicts-moved": verdicts_moved,
     "tour-time": tour_time,
     "claims-time": claims_time,
+    "tour-peak-memory": tour_peak_memory,
     "corpus-scale-crossings": corpus_scale_crossings,
     "skipgram-ws353": skipgram_ws353,
     "default-downloads": default_downloads,
@@ -303,15 +311,17 @@ def plan_of(root: Path, which: str) -> dict:
     return _PLAN_CACHE[key]
 
 
-def _plan_totals(t: dict) -> str:
+def _plan_totals(t: dict, schedule: bool = True) -> str:
     gpu = f"; {t['gpu_hours']:,.1f} GPU-hours in {t['gpu_jobs']} GPU jobs" if t["gpu_jobs"] else ""
+    hours = f", a schedule of {t['peak_disk']['makespan_hours']:,.1f} hours" if schedule else ""
     return (f"{t['jobs']:,} jobs, {t['cpu_hours']:,.0f} CPU core-hours{gpu}, peak disk {t['peak_disk_gb']:,.0f} GB "
             f"(kept outputs {t['kept_disk_gb']:,.0f} GB), largest memory request {t['largest_mem_mb'] / 1000:.1f} GB "
-            f"({t['largest_mem_job'].split()[0]}), a schedule of {t['peak_disk']['makespan_hours']:,.1f} hours")
+            f"({t['largest_mem_job'].split()[0]}){hours}")
 
 
 def plan_default_totals(root: Path) -> str:
-    return _plan_totals(plan_of(root, "default")["totals"])
+    """The default's plan (its schedule, every job at once on unlimited cores, says nothing of a laptop: left out)."""
+    return _plan_totals(plan_of(root, "default")["totals"], schedule=False)
 
 
 def plan_paper_totals(root: Path) -> str:
