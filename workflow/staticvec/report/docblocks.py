@@ -126,6 +126,23 @@ def tour_time(root: Path) -> str:
             f"{t['jobs']} jobs, on {m.get('cores', '?')} cores of an {m.get('cpu', '?')} VM)")
 
 
+TOUR_RUNS = (TOUR, "benchmarks/results/tour-1m-2026-11-26", "benchmarks/results/tour-1m-2026-11-27")
+
+
+def tour_hosts(root: Path) -> str:
+    """The committed tours on their hosts: date, commit, CPU, teacher precision, jobs, job time, first-to-last span."""
+    lines = ["| run | date | commit | CPU | teacher | jobs | job time | first job to last |",
+             "| --- | --- | --- | --- | --- | ---: | ---: | ---: |"]
+    for run in TOUR_RUNS:
+        m = _json(root, f"{run}/manifest.json")
+        t = m["timings"]
+        cpu = (t.get("machine") or {}).get("cpu", "AMD EPYC (not recorded)")
+        dtype = (m.get("teacher_dtype") or {}).get("dtype", "?")
+        lines.append(f"| `{run}/` | {m['date'][:10]} | {m['git_commit'][:7]} | {cpu} | {dtype} | {t['jobs']} | "
+                     f"{duration(t['work_s'])} | {duration(t['run_wall_s'])} |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
 def tour_peak_memory(root: Path) -> str:
     """The largest peak RSS of a job in the committed tour, and which stage's job it was."""
     stages = _json(root, f"{TOUR}/manifest.json")["timings"]["stages"]
@@ -226,6 +243,7 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "tour-time": tour_time,
     "claims-time": claims_time,
     "tour-peak-memory": tour_peak_memory,
+    "tour-hosts": tour_hosts,
     "corpus-scale-crossings": corpus_scale_crossings,
     "skipgram-ws353": skipgram_ws353,
     "default-downloads": default_downloads,
