@@ -102,12 +102,17 @@ CLAIMS_REFERENCE ?= results/reference/claims-10m
 CLAIMS_RUN ?= results/claims10m
 CLAIMS_PROJECTION ?= benchmarks/projections/claims10m.json
 
+# the documents whose generated passages quote the reference runs (tests/test_docs.py checks them)
+DOCS ?= README.md docs/*.md config/README.md results/reference/README.md results/reference/*/README.md
+
 reference: setup
 	snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
 	staticvec report reference --run $(RUN) --out $(REFERENCE)
+	staticvec report docs $(DOCS)
 
 reference-claims: setup
 	staticvec report reference --run $(CLAIMS_RUN) --out $(CLAIMS_REFERENCE) --projection $(CLAIMS_PROJECTION) \
 		--tour $(REFERENCE)/manifest.json
 	staticvec report verdicts --before $(REFERENCE) --after $(CLAIMS_REFERENCE) \
 		--out-md results/reference/verdicts-1m-10m.md --out-csv results/reference/verdicts-1m-10m.csv
+	staticvec report docs $(DOCS)
