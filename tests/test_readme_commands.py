@@ -1,4 +1,5 @@
-"""Every shell command of the README's ```bash blocks works as written after the quick start (`make run`).
+"""Every shell command of the ```bash blocks of README.md, docs/*.md and config/README.md works as written after the
+quick start (`make run`).
 
 Each command runs from a shell in which nothing was activated (workflow_fixtures.plain_env: no
 `snakemake` or `staticvec` on the PATH), in the repository, against the tests' tiny run (conftest.tiny_run),
@@ -10,8 +11,9 @@ command needs a rule here, never a skip. On top of the rules, for every command:
 - `make` runs with VENV set to that environment, whose set-up is not redone (`make -o VENV/.installed`);
 - a command after `source .venv/bin/activate` in the same block runs in a shell that sourced it.
 
-A command in the prose (an inline code span starting with a command word, not a synopsis with `|`, `...`
-or an upper-case placeholder) must be one of the blocks' or the start of one.
+A command in the prose of any of these documents (an inline code span starting with a command word, not a synopsis
+with `|`, `...` or an upper-case placeholder) must be one of the blocks' or the start of one. A command that several
+documents show runs once (the first place it appears names it).
 
 CONTRIBUTING.md's commands are not run: they are the developer's (this suite, and the golden-file update,
 which rewrites tests/golden/ in the checkout), run by `make test` itself.
@@ -40,6 +42,7 @@ except ModuleNotFoundError:  # Python 3.10
 pytestmark = pytest.mark.slow  # the commands run against the tiny end-to-end run (minutes)
 
 README = REPO / "README.md"
+DOCUMENTS = [README, *sorted((REPO / "docs").glob("*.md")), REPO / "config" / "README.md"]
 MAKEFILE = REPO / "Makefile"
 VENV = Path(sys.prefix)
 ACTIVATE = ("source", ".venv/bin/activate")
@@ -51,10 +54,15 @@ NOT_THE_WHOLE_WORKFLOW = ("targets", "dryrun", "unlock", "report", "lint", "list
 
 @dataclass(frozen=True)
 class Command:
-    line: int  # in README.md
+    line: int  # in its document
     text: str  # as written, its comment removed
     words: tuple[str, ...]
     activated: bool  # an earlier line of its block sources .venv/bin/activate
+    document: str = "README.md"  # relative to the repository
+
+    @property
+    def where(self) -> str:
+        return f"{self.document}:{self.line}"
 
     @property
     def program(self) -> str:
@@ -73,11 +81,11 @@ def bash_blocks(text: str) -> list[list[tuple[int, str]]]:
             current = None
         elif current is not None:
             current.append((number, line))
-    assert current is None, "README.md: a ```bash block is not closed"
+    assert current is None, "a ```bash block is not closed"
     return blocks
 
 
-def readme_commands(text: str) -> list[Command]:
+def readme_commands(text: str, document: str = "README.md") -> list[Command]:
     commands = []
     for block in bash_blocks(text):
         activated, pending, start = False, "", None
@@ -91,7 +99,7 @@ def readme_commands(text: str) -> list[Command]:
             if not words:
                 continue
             text_ = " ".join(shlex.quote(w) for w in words)
-            commands.append(Command(start, text_, words, activated))
+            commands.append(Command(start, text_, words, activated, document))
             activated = activated or words == ACTIVATE
     return commands
 
@@ -161,7 +169,7 @@ def rule_of(command: Command) -> Rule:
     for rule in MAPPING:
         if rule.matches(command):
             return rule
-    raise AssertionError(f"README.md:{command.line}: `{command.text}` matches no rule of MAPPING: add one "
+    raise AssertionError(f"{command.where}: `{command.text}` matches no rule of MAPPING: add one "
                          "(what the test runs for it, and why)")
 
 
@@ -231,8 +239,10 @@ class Runner:
         targets = [w for w in words if "=" not in w]
         variables = dict(w.split("=", 1) for w in words if "=" in w)
         args = add_configfiles(shlex.split(variables.get("SNAKEMAKE_ARGS", "")), self.paper if paper else self.tiny)
+        # DOCS: the reference targets regenerate the docs' passages; here they only check them (the checkout is
+        # left as it is, and a stale passage fails the command as tests/test_docs.py fails)
         variables.update(VENV=str(VENV), REPORT=str(self.tmp / "report.html"), RUN=str(self.results),
-                         REFERENCE=str(self.tmp / "reference"), SNAKEMAKE_ARGS=shlex.join(args))
+                         REFERENCE=str(self.tmp / "reference"), SNAKEMAKE_ARGS=shlex.join(args), DOCS="--check README.md")
         plain = ["-o", f"{VENV}/.installed", *targets, *(f"{k}={v}" for k, v in variables.items())]
         if paper or runs_the_whole_workflow(self.recipe(plain)):
             variables["SNAKEMAKE_ARGS"] = shlex.join(["--dry-run", *args])
@@ -288,22 +298,34 @@ class Runner:
     def check_download(self, command: Command, words: list[str]) -> None:
         found = self.shell(command, ["command", "-v", words[0]])
         assert found.returncode == 0 and found.stdout.strip().startswith(f"{VENV}/"), (
-            f"README.md:{command.line}: `{command.words[0]}` is not the .venv's here ({found.stdout.strip()!r})")
+            f"{command.where}: `{command.words[0]}` is not the .venv's here ({found.stdout.strip()!r})")
         extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
         for word in words:
             named = re.fullmatch(r"\.\[([\w,-]+)\]", word)
             if named:
                 missing = set(named.group(1).split(",")) - set(extras)
-                assert not missing, f"README.md:{command.line}: extras {sorted(missing)} are not in pyproject.toml"
+                assert not missing, f"{command.where}: extras {sorted(missing)} are not in pyproject.toml"
 
     def check_options(self, command: Command, words: list[str]) -> None:
         helped = self.shell(command, [words[0], words[1], "--help"])
         assert helped.returncode == 0, helped.stdout + helped.stderr
         unknown = [w for w in words[2:] if w.startswith("--") and not re.search(rf"{re.escape(w)}\b", helped.stdout)]
-        assert not unknown, f"README.md:{command.line}: options not in {words[1]} --help: {unknown}"
+        assert not unknown, f"{command.where}: options not in {words[1]} --help: {unknown}"
 
 
-COMMANDS = readme_commands(README.read_text())
+def document_commands(documents=DOCUMENTS) -> list[Command]:
+    """The commands of every document's blocks, each text once (where it first appears)."""
+    seen, commands = set(), []
+    for path in documents:
+        for command in readme_commands(path.read_text(), str(path.relative_to(REPO))):
+            key = (command.text, command.activated)
+            if key not in seen:
+                seen.add(key)
+                commands.append(command)
+    return commands
+
+
+COMMANDS = document_commands()
 
 
 @pytest.fixture(scope="module")
@@ -315,26 +337,29 @@ def runner(tiny_run, tmp_path_factory):
     return Runner(tiny_run, tmp, stand_ins)
 
 
-def test_the_readme_has_commands_and_each_matches_a_rule():
+def test_the_documents_have_commands_and_each_matches_a_rule():
     assert len(COMMANDS) >= 10
+    assert {c.document for c in COMMANDS} >= {"README.md", "docs/paper-scale.md", "docs/downloads.md"}
     for command in COMMANDS:
         rule_of(command)
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: f"L{c.line}:{rule_of(c).name}:{c.text}")
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: f"{c.where}:{rule_of(c).name}:{c.text}")
 def test_a_readme_command_works_as_written(command, runner):
     done = runner.run(command)
     if done is not None:
-        assert done.returncode == 0, (f"README.md:{command.line}: `{command.text}` ({rule_of(command).name}: "
+        assert done.returncode == 0, (f"{command.where}: `{command.text}` ({rule_of(command).name}: "
                                       f"{rule_of(command).how}) failed with {done.returncode}:\n"
                                       f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
 
 
-def test_commands_in_the_prose_are_commands_of_the_blocks():
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(REPO)))
+def test_commands_in_the_prose_are_commands_of_the_blocks(document):
     blocks = [" ".join((c.program, *c.words[1:])) for c in COMMANDS]
-    loose = [s for s in prose_commands(README.read_text())
+    loose = [s for s in prose_commands(document.read_text())
              if not any(f"{b} ".startswith(f"{s.removeprefix('.venv/bin/')} ") for b in blocks)]
-    assert not loose, f"README.md: commands in the prose that no ```bash block shows (so none is tested): {loose}"
+    assert not loose, (f"{document.relative_to(REPO)}: commands in the prose that no ```bash block shows (so none is "
+                       f"tested): {loose}")
 
 
 def test_the_makefile_header_documents_every_make_target_of_the_readme():

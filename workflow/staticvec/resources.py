@@ -143,9 +143,11 @@ def _build_group(gid: str, spec: dict, root: Path, registry_path) -> Group:
     for name, member_spec in (spec.get("members") or {}).items():
         entries[name] = dict(member_spec or {})
     for name, info in entries.items():
-        urls = info.get("url", url)
-        urls = [] if urls is None else ([urls] if isinstance(urls, str) else list(urls))
         note = manual.get(name) or manual.get("*")
+        # a member with a manual note of its own has no download (the group's URL template would name a file its
+        # source does not have), unless the member names its own URL
+        urls = info.get("url", None if name in manual else url)
+        urls = [] if urls is None else ([urls] if isinstance(urls, str) else list(urls))
         group.members[name] = Member(
             group=gid,
             name=name,
@@ -229,6 +231,10 @@ def fetch(member: Member, mirror, download_dir, allow_download: bool = True, ret
     """Make ``member`` available, verified, under ``download_dir``; return its path."""
     target = target_path(member, download_dir)
     source = find_in_mirror(member, mirror)
+    if source is None and _placed_by_hand(target):  # a file the start-up check told the user to put here
+        verify(member, target)
+        log.info("%s: verified %s", member.rel_path, target)
+        return target
     if source is not None:
         verify(member, source)
         _link(source.resolve(), target)
@@ -247,7 +253,8 @@ def fetch(member: Member, mirror, download_dir, allow_download: bool = True, ret
 def fetch_group(gid: str, registry: Registry, mirror, download_dir, allow_download=True, retries=3, marker=None) -> list[Path]:
     """Fetch every member of a group; list all missing ones in one error."""
     members = registry.select(gid)
-    missing = [m for m in members if find_in_mirror(m, mirror) is None and not (allow_download and m.urls)]
+    missing = [m for m in members if find_in_mirror(m, mirror) is None and not _placed_by_hand(target_path(m, download_dir))
+               and not (allow_download and m.urls)]
     if missing:
         raise MissingResourcesError(missing_message(missing, mirror, download_dir))
     paths = [fetch(m, mirror, download_dir, allow_download, retries) for m in members]
@@ -316,13 +323,35 @@ def _download_bytes(urls: list[str], retries: int) -> bytes:
     raise ResourceError(f"could not download {urls[0]}: {last_error}")
 
 
+def _placed_by_hand(target: Path) -> bool:
+    """A regular file under the download directory (not a link to a mirror copy, which fetch re-links)."""
+    return target.is_file() and not target.is_symlink()
+
+
 def missing_message(members: list[Member], mirror, download_dir) -> str:
+    """One line per missing file, or per group of files that share how to obtain them (WordNet's 18 files: one
+    line), each with where to put it: under the mirror when it exists, else under the download directory."""
+    mirror_exists = bool(mirror) and Path(mirror).is_dir()
+    root = Path(mirror) if mirror_exists else Path(download_dir)
     lines = [f"{len(members)} input file(s) are missing (not in the mirror, and not downloadable here):"]
+    shared: dict[tuple[str, str], list[Member]] = {}
     for m in members:
-        where = f"{Path(mirror) / m.rel_path}" if mirror else f"{target_path(m, download_dir)}"
+        if m.manual and not m.urls:
+            shared.setdefault((m.group, m.manual), []).append(m)
+            continue
         how = f"; source: {m.urls[0]}" if m.urls else (f"; obtain it: {m.manual}" if m.manual else "")
-        lines.append(f"  - {m.group}/{m.name}: put it at {where}{how}")
-    if not mirror:
+        lines.append(f"  - {m.group}/{m.name}: put it at {root / m.rel_path}{how}")
+    for (group, note), files in shared.items():
+        if len(files) == 1:
+            lines.append(f"  - {group}/{files[0].name}: put it at {root / files[0].rel_path}; obtain it: {note}")
+            continue
+        folder = Path(os.path.commonpath([m.rel_path for m in files]))
+        names = ", ".join(m.name for m in files)
+        lines.append(f"  - {group}, {len(files)} files ({names}): put them under {root / folder}/; obtain them: {note}")
+    if mirror and not mirror_exists:
+        lines.append(f"  (resources.mirror = {mirror} does not exist here: put the files under resources.download_dir as "
+                     "above, or point resources.mirror at a directory holding a copy of the data)")
+    elif not mirror:
         lines.append("  (set resources.mirror to a directory holding these files, or resources.allow_download: true)")
     return "\n".join(lines)
 

@@ -9,6 +9,7 @@ modules' ``*_from_files`` functions.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from staticvec.cli_args import add_group, add_out_arg, add_reduced_arg, add_root_arg, assignments, json_arg
 
@@ -132,6 +133,13 @@ def register(subparsers) -> None:
     add_out_arg(p, flag="--out-md", help="the comparison as Markdown")
     add_out_arg(p, flag="--out-csv", required=False, help="the comparison as CSV")
     p.set_defaults(handler=_verdicts)
+
+    p = sub.add_parser("docs", help="rewrite the generated passages of README.md, docs/ and the reference READMEs "
+                                    "(<!-- generated: NAME -->) from the committed files they quote")
+    p.add_argument("files", nargs="+", help="Markdown files holding generated passages")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each stale passage")
+    p.add_argument("--root", help="the repository whose committed files are read (default: the one holding each file)")
+    p.set_defaults(handler=_docs)
 
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
                                          "and per-rule job times (results/reference/tour-1m/, claims-10m/)")
@@ -281,6 +289,15 @@ def _verdicts(args) -> int:
           + (": " + ", ".join(f"{r['id']} ({r['moved']})" for r in moved) if moved else "")
           + (f"; {tested} tested in one run only" if tested else ""))
     return 0
+
+
+def _docs(args) -> int:
+    from staticvec.report.docblocks import update
+
+    stale = update(args.files, Path(args.root) if args.root else None, check=args.check)
+    for line in stale:
+        print(f"{line}: {'stale' if args.check else 'rewritten'}")
+    return 1 if stale and args.check else 0
 
 
 def _reference(args) -> int:
