@@ -209,8 +209,9 @@ def one_sided_p_se(mean: float, se: float, df: float, bound: float, side: str) -
         exact = mean > bound if side == "above" else mean < bound
         return 0.0 if exact else 1.0
     stat = (mean - bound) / se
-    dist = norm if math.isinf(df) else t(df)
-    return float(dist.sf(stat) if side == "above" else dist.cdf(stat))
+    if math.isinf(df):
+        return float(norm.sf(stat) if side == "above" else norm.cdf(stat))
+    return float(t.sf(stat, df) if side == "above" else t.cdf(stat, df))
 
 
 def tie_p_values(p_at_least_minus_tol: float, p_at_most_tol: float, p_above_tol: float,
