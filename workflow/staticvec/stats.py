@@ -228,13 +228,6 @@ def tie_p_values(p_at_least_minus_tol: float, p_at_most_tol: float, p_above_tol:
     return hold, fail
 
 
-def rank_rows(values):
-    """Average ranks (ties share their mean rank, as ``scipy.stats.rankdata``) along the last axis."""
-    from scipy.stats import rankdata
-
-    return rankdata(values, axis=-1)
-
-
 def bootstrap_indices(n: int, replicates: int, key: str, seed: int = 0):
     """``replicates`` × ``n`` item indices drawn with replacement, from a generator seeded by ``key``
     (the data set and its items) and ``seed``: every row of a comparison, and every claim reading the
@@ -245,27 +238,57 @@ def bootstrap_indices(n: int, replicates: int, key: str, seed: int = 0):
     return np.random.default_rng(digest).integers(0, n, size=(replicates, n), dtype=np.int64)
 
 
-def spearman_rows(x, y):
-    """Spearman's rho of each row pair of the 2-D arrays ``x`` and ``y`` (NaN where a row is constant)."""
+def bootstrap_counts(index):
+    """How many times each item is drawn in each resample: replicates × n (from :func:`bootstrap_indices`)."""
     import numpy as np
 
-    rx, ry = rank_rows(x), rank_rows(y)
-    rx = rx - rx.mean(axis=1, keepdims=True)
-    ry = ry - ry.mean(axis=1, keepdims=True)
+    replicates, n = index.shape
+    flat = index + n * np.arange(replicates)[:, None]
+    return np.bincount(flat.ravel(), minlength=replicates * n).reshape(replicates, n).astype(np.float64)
+
+
+def resample_ranks(values, counts):
+    """The average rank (ties share their mean rank, as ``scipy.stats.rankdata``) each item would have in each
+    resample, from how many times it is drawn (``counts``: replicates × n), without sorting a resample: the
+    items are sorted once, and an item's rank is the count of draws of smaller values plus half its own tie
+    group's draws (+ ½). Only meaningful where the item is drawn."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, ordered.size]))
+    drawn = np.add.reduceat(counts[:, order], starts, axis=1)  # draws per tie group
+    rank = np.cumsum(drawn, axis=1) - drawn + (drawn + 1) / 2
+    out = np.empty_like(counts)
+    out[:, order] = rank[:, group]
+    return out
+
+
+def weighted_pearson(x, y, counts):
+    """Pearson's r of each resample given as ranks and draw counts (the Pearson of the expanded sample)."""
+    import numpy as np
+
+    total = counts.sum(axis=1, keepdims=True)
+    dx = x - (counts * x).sum(axis=1, keepdims=True) / total
+    dy = y - (counts * y).sum(axis=1, keepdims=True) / total
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (rx * ry).sum(axis=1) / np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+        return (counts * dx * dy).sum(axis=1) / np.sqrt((counts * dx * dx).sum(axis=1) * (counts * dy * dy).sum(axis=1))
 
 
-def bootstrap_spearman(gold, cosines, index):
+def bootstrap_spearman(gold, cosines, index, gold_ranks=None, counts=None):
     """Spearman's rho of ``cosines`` (one row per run, one column per item) against ``gold`` on each
     bootstrap sample of items (``index``: replicates × n, :func:`bootstrap_indices`): runs × replicates.
     The items are resampled jointly (the same sample for every run) and the correlation recomputed on
-    the sample, ties (duplicated items) at average ranks (Efron & Tibshirani 1993, ch. 6)."""
+    the sample, ties (duplicated items) at average ranks (Efron & Tibshirani 1993, ch. 6); NaN where a
+    sample is constant. ``counts`` and ``gold_ranks`` may be passed to reuse them across runs."""
     import numpy as np
 
-    gold = np.asarray(gold, dtype=np.float64)[index]
-    cosines = np.asarray(cosines, dtype=np.float64)
-    return np.stack([spearman_rows(gold, row[index]) for row in cosines])
+    counts = bootstrap_counts(index) if counts is None else counts
+    gold_ranks = resample_ranks(gold, counts) if gold_ranks is None else gold_ranks
+    return np.stack([weighted_pearson(gold_ranks, resample_ranks(row, counts), counts)
+                     for row in np.atleast_2d(np.asarray(cosines, dtype=np.float64))])
 
 
 def mean_item_variance(values) -> float:

@@ -503,10 +503,12 @@ class ItemBank:
     resampled items for every row and every seed (a paired bootstrap), drawn once per data set and items
     (:func:`staticvec.stats.bootstrap_indices`), each run's replicate scores computed once."""
 
-    def __init__(self, results: Results, protocol, grounds: dict, replicates: int, seed: int = 0):
+    def __init__(self, results: Results, protocol, grounds: dict, replicates: int, seed: int = 0,
+                 shared: dict | None = None):
         self.results, self.protocol, self.grounds = results, protocol, grounds
         self.replicates, self.seed = replicates, seed
-        self._index, self._boot = {}, {}
+        self._index = {}
+        self._boot = {} if shared is None else shared  # shared by the claims: keys name the data set's items
 
     def _entry(self, emb: str, seed, dataset: str) -> dict:
         return self.results.intrinsic[(self.protocol, emb)][seed]["results"][dataset]
@@ -532,14 +534,21 @@ class ItemBank:
 
     def boot(self, emb: str, seed, dataset: str):
         """The run's score on each bootstrap sample of the common items (fractions): one per replicate."""
-        from staticvec.evaluate.items import gold_values
-        from staticvec.stats import bootstrap_spearman
+        from staticvec.evaluate.items import NotRescorable, gold_values
+        from staticvec.stats import bootstrap_counts, bootstrap_spearman, resample_ranks
 
-        key = (emb, seed, dataset)
+        items = (self._key(dataset), self.replicates, self.seed)
+        key = (emb, seed, items)
         if key not in self._boot:
-            entry = self._entry(emb, seed, dataset)
-            gold = gold_values(entry, self.grounds[dataset].items)
-            self._boot[key] = bootstrap_spearman(gold, [self.values(emb, seed, dataset)], self.index(dataset))[0]
+            values = self.values(emb, seed, dataset)
+            if ("gold", items) not in self._boot:  # the draws and the gold ranks: once per data set and items
+                gold = gold_values(self._entry(emb, seed, dataset), self.grounds[dataset].items)
+                if gold is None:
+                    raise NotRescorable(f"{dataset}: no gold scores in the per-item record")
+                counts = bootstrap_counts(self.index(dataset))
+                self._boot[("gold", items)] = (counts, resample_ranks(gold, counts))
+            counts, gold_ranks = self._boot[("gold", items)]
+            self._boot[key] = bootstrap_spearman(None, [values], None, gold_ranks, counts)[0]
         return self._boot[key]
 
     def variance(self, terms: list[tuple[str, float, bool]], seeds: list, metric, scale: float):
@@ -811,6 +820,7 @@ def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, ro
     """One record per claim: its parts (comparisons: ours, the paper's), verdict and tally. ``ids``:
     the embedding ids ``each_of`` expands over (default: those the results hold)."""
     out = []
+    shared = {}  # the bootstrap's replicate scores, by run and data set's items, shared by the claims
     for cid, claim in spec["claims"].items():
         if selected is not None and cid not in selected:
             continue
@@ -827,7 +837,7 @@ def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, ro
         rows = list(dict.fromkeys(emb for emb, _ in resolved.values() if emb is not None))
         datasets = list(dict.fromkeys(p.split(".")[0] for p in claim_metric_items(claim)))
         grounds = common_grounds(rows, datasets, results, protocol) if source == "intrinsic" else {}
-        bank = ItemBank(results, protocol, grounds, settings["bootstrap"], settings["bootstrap_seed"]) \
+        bank = ItemBank(results, protocol, grounds, settings["bootstrap"], settings["bootstrap_seed"], shared) \
             if source == "intrinsic" else None
         entry = (tables or {}).get(claim.get("table")) if claim.get("table") else None
         paper = paper_numbers(entry, root, claim.get("aliases")) if entry else None
