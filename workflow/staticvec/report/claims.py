@@ -625,6 +625,7 @@ def evaluate_comparison(comp: Comparison, claim: dict, results: Results, setting
         series.append((s, weight))
         names.append(emb)
     record["chosen"] = "; ".join(chosen) or None
+    record["rows"] = names
     if source == "intrinsic":
         record["coverage"] = _coverage(comp.metric, grounds, settings.get("min_coverage", 0.0))
     if missing:
@@ -962,12 +963,13 @@ def seeds_read(records: list[dict]) -> dict:
         for p in r["parts"]:
             for a in p["alternatives"]:
                 if a.get("n"):
-                    out.setdefault(r["source"], set()).add(a["n"])
+                    sweep = r["source"] == "intrinsic" and any("~" in e for e in a.get("rows") or [])
+                    out.setdefault("sweep" if sweep else r["source"], set()).add(a["n"])
     return {k: sorted(v) for k, v in out.items()}
 
 
-SOURCE_NAMES = {"intrinsic": "the intrinsic rows", "tagging": "the taggers", "classification": "the classifiers",
-                "dev_curve": "the development curves"}
+SOURCE_NAMES = {"intrinsic": "the intrinsic rows", "sweep": "the sweep points", "tagging": "the taggers",
+                "classification": "the classifiers", "dev_curve": "the development curves"}
 
 
 def rule_text(records: list[dict], level: float = 0.95, defaults: dict | None = None) -> str:
@@ -1061,6 +1063,9 @@ def to_rows(records: list[dict]) -> list[dict]:
                     "items_total": cov.get("total"),
                     "items_sets": " ".join(f"{k}:{v}" for k, v in (cov.get("sets") or {}).items()) or None,
                     "comparison_verdict": c["status"], "p_hold": c["p_hold"], "p_fail": c["p_fail"],
+                    "se": c.get("se"), "df": c.get("df"), "var_items": c.get("var_items"),
+                    "var_seeds": c.get("var_seeds"), "interval_covers": c.get("covers"),
+                    "items_below_coverage": " ".join(cov.get("low") or []) or None,
                     "reason": part["reason"] if len(part["alternatives"]) == 1 else c.get("reason"),
                 })
     return rows
