@@ -18,33 +18,38 @@ candidates only: among seeded ones the pick on the test scores would favour that
 α"). ``origin: ours`` marks a comparison no paper makes (Model2Vec and other baselines from the same
 teacher): counted in the "beyond the papers" line, not in its paper's.
 
-**Per seed, the paired difference** (:mod:`staticvec.stats`). Seed ``s`` of every seeded result is its
+**Per seed, the paired difference, on the items every row covers** (:mod:`staticvec.stats`;
+docs/statistics.md states the procedure with its references). Seed ``s`` of every seeded result is its
 run ``s`` (taggers and classifiers: their seed ``s``); a deterministic result (ASE, the teacher's
-token table, Model2Vec) is the same number for every seed. The differences ``d_s`` over the common
-seeds give the mean and its two-sided t interval ``mean ± t(½ + level/2, n − 1) · sd / √n``, which
-covers training-seed noise only (the corpus, the teacher and the evaluation data are fixed).
+token table, Model2Vec) is the same number for every seed. An intrinsic comparison is scored on the items
+(pairs, analogy questions) that every run of every row of the claim covers — an item with an
+out-of-vocabulary word in any of them is out, also under ``web`` (whose tables score it against the mean
+vector) — recomputed from the per-item record (:mod:`staticvec.evaluate.items`); the coverage is shown
+and a data set read on less than ``min_coverage`` of its items is marked. The interval of the mean
+difference covers the training seeds and the sampling of the items: the item variance from a paired
+bootstrap over items (:class:`ItemBank`: the same resamples for every row and seed), the seed variance
+from the per-seed differences, Welch–Satterthwaite degrees of freedom
+(:func:`staticvec.stats.seeds_and_items_interval`). Results without per-item values (tagging,
+classification, SemEval-2012, categorization) have the seeds' interval only, said in the cell.
 
 **Verdicts.** Each comparison is a *part* of its claim (an ``any_of`` part has several alternatives).
 
 - A part **holds** when its interval lies on the claimed side (> 0; ≥ −tol; within ±tol): a one-sided
   test at ``α = (1 − level)/2`` (2.5 %). A claim holds when every part holds: an intersection-union
   test, whose error is at most α without any correction.
-- A part **fails** when the one-sided t test of "the part is true" (e.g. ``mean > 0``) rejects it after
-  Holm's step-down adjustment over the claim's tested parts (:func:`staticvec.stats.holm`): the chance
-  that a claim reads "fails" while all its parts are true is at most α, however many parts it has.
-  A claim fails when one part fails.
+- A part **fails** when the one-sided test of "the part is true" (e.g. ``mean > 0``) rejects it after
+  Holm's step-down adjustment over the claim's tested parts (:func:`staticvec.stats.holm`); a tie's
+  fail p-value is the smaller one-sided p doubled (:func:`staticvec.stats.tie_p_values`). A claim fails
+  when one part fails.
 - An ``any_of`` part holds when one alternative holds (Bonferroni over its alternatives) and fails when
   every alternative fails (its p-value is the largest of theirs).
-- **not tested**: fewer paired seeds than ``min_seeds`` (taggers, classifiers and sweep points run one
-  seed unless the config asks for more) or no result (data not supplied); **undecided** otherwise.
+- A claim on each of several data sets also counts on how many it holds and fails
+  (:func:`replicability_of`: partial conjunction, Holm across u).
+- **not tested**: fewer paired seeds than ``min_seeds``, no result (data not supplied), or a part whose
+  rows are one row under two names (identical per-item values: an identity post-processing), left out
+  of the verdict with the reason; **undecided** otherwise, its cell saying why.
 
-The verdict cell carries the tally ("fails: 2 fail / 2 hold / 14 undecided").
-
-**Common ground.** Under an OOV-dropping protocol (``muse``) two rows may have scored different word
-pairs. Every comparison of a claim is scored on the items (pairs, analogy questions) that all of the
-claim's rows scored, from the per-item record of the intrinsic results
-(:mod:`staticvec.evaluate.items`); the coverage is shown. Where every row scored the same items (always
-under ``web``, whose OOV words are the mean vector) the stored scores are used as they are.
+The verdict cell carries the tally ("fails: 2 fail / 2 hold / 14 undecided") and the notes.
 
 **The paper's own numbers.** Each comparison is also checked on the paper's printed table (the claim's
 ``table`` of the tables sheet): supported, **within print precision** (the rounding of the printed
