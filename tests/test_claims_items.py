@@ -229,3 +229,50 @@ def test_the_sheets_trend_and_band_claims_are_encoded_at_the_papers_strength():
     window8 = spec["wang_f4_window8"]
     assert window8["tie"] == ["bert_sg~window8", "bert_sg~window5"] and "relation" not in window8  # a band
     assert "cr.f1" not in str(spec["x2static_t5_runs"]["metric"])  # its macro-F1 half is x2static_t4_average's
+
+
+def test_end_to_end_the_harness_results_under_web_are_compared_on_covered_pairs(tmp_path):
+    """The evaluation harness's own result files (web: every pair scored, the OOV ones against the mean
+    vector) through `staticvec report claims`: the comparison reads the pairs both rows cover."""
+    import json
+
+    from staticvec.cli import main
+    from staticvec.embeddings import Embeddings
+    from staticvec.evaluate.intrinsic import evaluate
+    from staticvec.evaluate.items import score_on
+
+    from test_evaluate_intrinsic import royal_embedding, small_data_dir
+
+    data = small_data_dir(tmp_path / "eval")
+    a = royal_embedding()
+    # b lacks "apple" (king-apple is OOV for b only) and ranks man-king below king-queen (a: above)
+    e = np.eye(5, dtype=np.float32)
+    words = {"man": e[0] + 0.1 * e[3], "woman": e[1], "king": e[0] + e[2], "queen": e[2], "pear": e[3]}
+    b = Embeddings(list(words), np.stack(list(words.values())))
+    # c: a with its dimensions reversed, the same cosines: one row under two names
+    c = Embeddings(list(a.words), a.vectors[:, ::-1].copy())
+    files = []
+    for name, emb in (("a", a), ("b", b), ("c", c)):
+        result = evaluate(emb, ["ws353"], data, oov="mean", device="cpu")
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(result))
+        files.append(f"web/{name}/1={path}")
+        entry = result["results"]["ws353"]
+        assert entry["scored"] == 4 and entry["found"] == (2 if name == "b" else 3)
+    ra, rb = (json.loads((tmp_path / f"{n}.json").read_text())["results"]["ws353"] for n in "ab")
+    sheet = _sheet(tmp_path, {"x_claim": _claim(metric="ws353", order=["a", "b"]),
+                              "x_same": _claim(metric="ws353", order=["a", "c"])})
+    out = {k: tmp_path / f"claims.{k}" for k in ("md", "csv", "json")}
+    assert main(["report", "claims", "--spec", str(sheet), "--tables", "", "--random", "[]", "--out-md",
+                 str(out["md"]), "--out-csv", str(out["csv"]), "--out-json", str(out["json"]), *files]) == 0
+    claims = json.loads(out["json"].read_text())["claims"]
+    [comp] = _comps(claims[0])
+    # king-queen and man-king: the two pairs both cover (King-Missing is OOV for both, king-apple for b):
+    # a ranks them as the gold does (rho 1), b the other way (−1)
+    expected = 100 * (score_on(ra, {0, 1}) - score_on(rb, {0, 1}))
+    assert expected == pytest.approx(200.0)
+    assert comp["coverage"]["sets"] == {"ws353": "2/4"} and comp["mean"] == pytest.approx(expected)
+    assert comp["mean"] != pytest.approx(100 * (ra["score"] - rb["score"]))
+    assert "| 2/4 |" in out["md"].read_text()
+    # the harness's per-item values say c is a under another name
+    assert claims[1]["verdict"] == "not tested" and claims[1]["identical"] == ["a > c"]
