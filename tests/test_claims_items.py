@@ -226,6 +226,9 @@ def test_the_sheets_trend_and_band_claims_are_encoded_at_the_papers_strength():
     growth = spec["semglove_f2b_growth"]["all_of"]
     fractions = ["1", "0.75", "0.5", "0.25", "0.125"]
     assert [f["order"] for f in growth] == [[f"{m}~fraction{x}" for x in fractions] for m in ("glove", "semglove_sd")]
+    dims = spec["semglove_f2a_growth"]["all_of"]
+    assert [f["order"] for f in dims] == [[f"{m}~dim{d}" for d in (300, 200, 100, 50)]
+                                          for m in ("glove", "semglove_sd", "semglove_md")]
     window8 = spec["wang_f4_window8"]
     assert window8["tie"] == ["bert_sg~window8", "bert_sg~window5"] and "relation" not in window8  # a band
     assert "cr.f1" not in str(spec["x2static_t5_runs"]["metric"])  # its macro-F1 half is x2static_t4_average's
