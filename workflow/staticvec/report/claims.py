@@ -1088,6 +1088,12 @@ def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = No
     summary = counts(records)
     for line in counts_lines(summary):
         lines.append(f"- {line}")
+    twins = [r for r in records if (r.get("reading") or "").startswith("the released code")]
+    for paper in dict.fromkeys(r["paper"] for r in twins):
+        mine = [r for r in twins if r["paper"] == paper]
+        tally = Counter(r["verdict"] for r in mine)
+        lines.append(f"- of which {PAPERS.get(paper, paper)} on the released code's row (the `_released` claims): "
+                     + ", ".join(f"{tally.get(v, 0)} {v}" for v in VERDICTS if tally.get(v) or v != "not tested"))
     lines.append("")
     for group in summary:
         mine = [r for r in records if r["group"] == group]
