@@ -283,3 +283,78 @@ def test_end_to_end_the_harness_results_under_web_are_compared_on_covered_pairs(
     assert "| 2/4 |" in out["md"].read_text()
     # the harness's per-item values say c is a under another name
     assert claims[1]["verdict"] == "not tested" and claims[1]["identical"] == ["a > c"]
+
+
+def test_the_whole_sheet_is_decided_on_synthetic_results():
+    """Every claim of config/claims.yaml through the new machinery (items every row covers, the item bootstrap,
+    replicability, released twins, identical rows) on synthetic per-item results of every row it names:
+    each claim gets a verdict, and every intrinsic interval covers the items."""
+    from staticvec.config import load_yaml
+    from staticvec.dag.workflow import Workflow
+    from staticvec.sheets.claims import claim_metric_items, claim_refs, expand_ref
+    from staticvec.sheets.tables import load_tables_spec
+
+    w = Workflow(load_yaml("config/config.yaml"))
+    ids = w.sheet.ids()
+    tables = load_tables_spec("config/tables.yaml")["tables"]
+    spec = load_claims_spec("config/claims.yaml", ids, tables=tables)
+    spec["defaults"]["bootstrap"] = 100
+    rng = np.random.default_rng(7)
+    sizes = {"rg65": 65, "ws353": 120, "ws353_sim": 80, "ws353_rel": 90, "simlex999": 150, "rw": 150, "men": 150,
+             "simverb3500": 150, "google": 200, "msr": 150}
+    gold = {k: rng.normal(size=n).tolist() for k, n in sizes.items()}
+    intrinsic, tagging, classification, records, random = {}, {}, {}, {}, set()
+    for claim in spec["claims"].values():
+        source, protocol = claim.get("source", "intrinsic"), claim.get("protocol")
+        sets = [p.split(".")[0] for p in claim_metric_items(claim)]
+        for emb in (e for ref in claim_refs(claim) for e in expand_ref(ref, ids)):
+            seeded = w.is_random(emb) if emb in w.sheet else True
+            seeds = (1, 2, 3) if seeded else (1,)
+            if source == "intrinsic":
+                random |= {emb} if seeded else set()
+                runs = intrinsic.setdefault((protocol, emb), {s: {"results": {}} for s in seeds})
+                for s in seeds:
+                    for name in sets:
+                        if name in sizes and name not in ("google", "msr"):
+                            n = sizes[name]
+                            vocab = np.random.default_rng(sum(map(ord, emb.split("~")[0])))  # a method's vocabulary
+                            found = "".join("1" if x > 0.03 else "0" for x in vocab.random(n))
+                            cos = (np.asarray(gold[name]) + rng.normal(0, 1, n)).tolist()
+                            runs[s]["results"][name] = {"task": "similarity", "score": 0.5, "found": found.count("1"),
+                                                        "total": n, "scored": n, "oov_policy": "mean",
+                                                        "items": {"gold": gold[name], "cosine": cos, "found": found}}
+                        elif name in sizes:
+                            n = sizes[name]
+                            correct = "".join("1" if rng.random() > 0.5 else "0" for _ in range(n))
+                            runs[s]["results"][name] = {"task": "analogy", "score": correct.count("1") / n,
+                                                        "found": n, "total": n, "scored": n, "oov_policy": "mean",
+                                                        "items": {"correct": correct, "found": "1" * n}}
+                        else:  # categorization, SemEval-2012: no per-item values
+                            runs[s]["results"][name] = {"task": "categorization" if name != "semeval2012" else
+                                                        "relational", "score": float(rng.random()), "found": 40,
+                                                        "total": 44, "scored": 44,
+                                                        "variants": {"web": {"score": float(rng.random())}}}
+            elif source == "tagging":
+                tagging[emb] = {"results": {k.split(".")[0]: {"score": 0.9, "seeds": [1, 2, 3],
+                                                              "test": {"values": rng.uniform(0.8, 0.9, 3).tolist()},
+                                                              "dev": {"values": rng.uniform(0.8, 0.9, 3).tolist()}}
+                                            for k in claim_metric_items(claim)}}
+            elif source == "classification":
+                classification[emb] = {"seeds": [1, 2, 3], "datasets": {k.split(".")[0]: {"runs": [
+                    {"test": {"macro_f1": float(rng.random()), "accuracy": float(rng.random())}} for _ in range(3)]}
+                    for k in claim_metric_items(claim)}}
+            else:
+                records[emb] = {s: {"dev_curve": {"points": [{"score": float(rng.random())}]}} for s in (1, 2, 3)}
+    results = Results(intrinsic, tagging, classification, sorted(random), records=records)
+    out = evaluate_claims(spec, results, tables, ids=ids)
+    assert len(out) == len(spec["claims"]) and all(r["verdict"] in ("holds", "fails", "undecided", "not tested")
+                                                   for r in out)
+    comps = [(r, c) for r in out for c in _comps(r)]
+    intrinsic_per_item = [c for r, c in comps if r["source"] == "intrinsic" and (c.get("coverage") or {}).get("per_item")]
+    bad = [(r["id"], c["comparison"], c.get("status"), c.get("reason"), c.get("covers_why")) for r, c in comps
+           if r["source"] == "intrinsic" and (c.get("coverage") or {}).get("per_item") and not c.get("var_items")]
+    assert intrinsic_per_item and not bad, bad[:5]
+    assert all(c["covers"] == "seeds" for r, c in comps if r["source"] != "intrinsic" and c.get("covers"))
+    assert any(r["replicability"] for r in out) and any(r["id"].endswith("_released") for r in out)
+    md = to_markdown(out, "cap", defaults=spec["defaults"])
+    assert "Seeds read here:" in md and "(not per item)" in md
