@@ -235,7 +235,7 @@ def test_holm_undoes_fails_that_only_hold_one_at_a_time(tmp_path):
     # the issue's case: 18 parts, two of them alone on the other side, 2 holding, 14 straddling
     rec = _one(tmp_path, _claim(order=[[f"x{k}" for k in range(18)], "z"]),
                _diffs(**{"x0": [-2, -3, -4], "x1": [-4, -3, -2], "x2": [3, 4, 5], "x3": [5, 4, 3],
-                         **{f"x{k}": [-1, 0, 2] for k in range(4, 18)}}))
+                         **{f"x{k}": [-1, 0, 2 + k / 10] for k in range(4, 18)}}))  # 14 distinct rows
     assert rec["verdict_text"] == "undecided: 2 hold / 16 undecided"
 
 
@@ -282,8 +282,9 @@ def test_a_disjunction_holds_on_one_alternative_and_fails_only_when_all_do(tmp_p
 
 
 def _muse(gold, cosines, score):
-    return {"results": {"rg65": {"task": "similarity", "score": score, "found": 0, "total": len(gold),
-                                 "scored": sum(c is not None for c in cosines),
+    scored = sum(c is not None for c in cosines)  # dropping: the pairs found are the pairs scored
+    return {"results": {"rg65": {"task": "similarity", "score": score, "found": scored, "total": len(gold),
+                                 "scored": scored,
                                  "items": {"gold": gold, "cosine": cosines}}}}
 
 
@@ -297,8 +298,10 @@ def test_rows_are_compared_on_the_items_all_of_them_scored(tmp_path):
     results = Results({("muse", "a"): {1: a}, ("muse", "b"): {1: b}}, random=[])
     rec = _one(tmp_path, _claim(protocol="muse", metric="rg65", order=["a", "b"]), results)
     comp = _comps(rec)[0]
-    assert comp["mean"] == pytest.approx(150.0) and comp["exact"]  # 0.5 − (−1), not 0.4 − (−1)
-    assert comp["coverage"] == {"items": 3, "total": 4, "full": False, "sets": {"rg65": "3/4"}}
+    assert comp["mean"] == pytest.approx(150.0)  # 0.5 − (−1), not 0.4 − (−1)
+    assert comp["covers"] == "items" and not comp["exact"]  # deterministic rows: the items' sampling only
+    assert comp["coverage"] == {"items": 3, "total": 4, "full": False, "sets": {"rg65": "3/4"}, "low": [],
+                                "per_item": True}
     assert rec["coverage"]["rg65"]["common"] == 3 and rec["coverage"]["rg65"]["rows"] == {"a": 4, "b": 3}
     # every row of the claim counts: adding c, which scored pairs 1, 2, 3, leaves 1, 2 for a > b as well
     c = _muse(gold, [None, 0.5, 0.6, 0.7], 1.0)
@@ -320,7 +323,7 @@ def test_unknown_common_ground_is_not_tested(tmp_path):
     new = _muse([1.0, 2.0, 3.0, 4.0], [0.1, 0.3, 0.2, 0.0], 0.4)
     results = Results({("muse", "a"): {1: new}, ("muse", "b"): {1: old}}, random=[])
     rec = _one(tmp_path, _claim(protocol="muse", metric="rg65", order=["a", "b"]), results)
-    assert rec["verdict"] == "not tested" and "kept no per-item record" in rec["verdict_text"]
+    assert rec["verdict"] == "not tested" and "kept no record of its out-of-vocabulary items" in rec["verdict_text"]
 
 
 # ------------------------------------------------------------------ best_of, each_of, development curves
@@ -457,7 +460,8 @@ def test_every_claim_of_the_sheet_is_supported_by_the_papers_tables():
     assert all(r["at"] and r["sentence"] for r in records if r["origin"] == "paper")
     # Model2Vec and Tokenlearn against each paper's own method, at the same strength (a strict order)
     beyond = [r for r in records if r["group"] == "beyond"]
-    assert {r["id"] for r in beyond} == {f"{p}_{row}" for p in ("semglove", "wang", "c2v", "x2static") for row in ("m2v", "tl")}
+    assert {r["id"] for r in beyond} == {f"{p}_{row}" for p in ("semglove", "wang", "c2v", "x2static") for row in ("m2v", "tl")} \
+        | {"wang_m2v_released", "wang_tl_released"}  # Wang et al.'s released-code row too
     assert all(c["relation"] == ">" for r in beyond for c in _comps(r))
     assert set(spec["not_encoded"]) == {"semglove", "wang", "c2v", "x2static"}
 
@@ -524,11 +528,12 @@ def test_the_sheet_plans_with_the_default_config_and_seeds_follow_the_claims():
     assert w.seeds("semglove_md") == [1, 2, 3]  # named by a claim
     assert w.seeds("fasttext") == [1, 2, 3]  # Wang et al.'s "best on every similarity set" names it
     assert w.seeds("c2v_post") == w.seeds("c2v") == [1, 2, 3]  # post-processing follows its base
-    assert w.seeds("bert_sg_released") == [1]  # no claim names it
+    assert w.seeds("bert_sg_released") == [1, 2, 3]  # Wang et al.'s claims are decided on it too
+    assert w.seeds("c2v_released") == [1]  # no claim names it
     assert w.seeds("ase") == [1]  # deterministic
     assert w.seeds("bert_sg~window5") == [1]  # a sweep point: one seed unless seed_sweeps
     assert Workflow({**config, "seeds": [1, 2, 3], "seed_sweeps": True}).seeds("bert_sg~window5") == [1, 2, 3]
-    assert Workflow({**config, "seeds": [1, 2, 3], "seeds_for": "all"}).seeds("bert_sg_released") == [1, 2, 3]
+    assert Workflow({**config, "seeds": [1, 2, 3], "seeds_for": "all"}).seeds("c2v_released") == [1, 2, 3]
     keys = dict(w.claims_results())
     assert keys["web/semglove_md/3"].endswith("eval/semglove_md/seed3/intrinsic.web.json")
     assert keys["tagging/contextual"].endswith(f"eval/{w.contextual_id}/tagging.json")
@@ -556,7 +561,7 @@ def test_cli_writes_the_table_and_the_summary_counts(tmp_path):
     manifest = tmp_path / "provenance.json"
     manifest.write_text(json.dumps({"corpus_stats": {"source": "enwiki-2015", "tokens": 1_000_000},
                                     "teacher": "minilm (minilm)", "provenance_caption": "corpus enwiki-2015"}))
-    sheet = _sheet(tmp_path, {"s_holds": _claim(order=["a", "b"]), "s_fails": _claim(order=["b", "a"]),
+    sheet = _sheet(tmp_path, {"s_holds": _claim(order=["a", "b"]), "s_fails": _claim(order=["b", "a"], shares=["s_holds"]),
                               "w_few": {**_claim(order=["a", "b"], min_seeds=5), "paper": "wang"}},
                    not_encoded={"semglove": [{"at": "§9, l. 2", "sentence": "a picture", "why": "qualitative"}]})
     out = {k: tmp_path / f"claims.{k}" for k in ("md", "csv", "json")}
@@ -569,7 +574,8 @@ def test_cli_writes_the_table_and_the_summary_counts(tmp_path):
     md = out["md"].read_text()
     assert "SemGloVe (Gan et al.): 1 hold, 1 fail, 0 undecided" in md and "not tested (3 seeds, 5 needed)" in md
     assert "1.00M tokens of enwiki-2015" in md and "teacher minilm (minilm)" in md  # the scale in the caption
-    assert "covers training-seed noise only" in md and "Holm" in md  # the rule
+    assert "both the training seeds and the sampling of the evaluation items" in md and "Holm" in md  # the rule
+    assert "Seeds read here: the intrinsic rows: 3 paired seeds." in md  # from the results it read
     assert "- §9, l. 2: “a picture” — qualitative" in md  # the sentences not decided here
     assert "2 sentences of the paper encoded, one claim each" in md and "; 1 not decided here, listed after" in md
     assert "1 sentence of the paper encoded" in md and "; 0 not decided here.\n" in md  # Wang's: none skipped

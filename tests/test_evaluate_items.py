@@ -7,7 +7,7 @@ import pytest
 
 from staticvec.embeddings import Embeddings
 from staticvec.evaluate.intrinsic import evaluate
-from staticvec.evaluate.items import NotRescorable, recompute, score_on, scored_items
+from staticvec.evaluate.items import NotRescorable, covered_items, recompute, score_on, scored_items
 
 from test_evaluate_intrinsic import royal_embedding, small_data_dir
 
@@ -73,10 +73,17 @@ def test_the_harness_keeps_the_items_and_the_scores_do_not_change(tmp_path):
     # recomputed on the full scored set from the record: the same number as the harness's
     assert recompute(ws, {0, 1, 2}) == ws["score"]
     # google: man king woman queen (right), man king woman princess (princess OOV: left out)
-    assert with_items["results"]["google"]["items"] == {"correct": "1-"}
-    # under `mean` every pair is scored
+    assert with_items["results"]["google"]["items"] == {"correct": "1-", "found": "10"}
+    assert ws["items"]["found"] == "1110" and covered_items(ws) == {0, 1, 2}
+    # under `mean` every pair is scored, and the record says which ones had an OOV word (the claims leave it out)
     web = evaluate(emb, ["ws353"], data, oov="mean", device="cpu")["results"]["ws353"]
     assert None not in web["items"]["cosine"] and scored_items(web) == {0, 1, 2, 3}
+    assert web["items"]["found"] == "1110" and covered_items(web) == {0, 1, 2}
+    analogy = evaluate(emb, ["google"], data, oov="mean", device="cpu")["results"]["google"]
+    assert analogy["items"]["found"] == "10" and covered_items(analogy) == {0}
+    # a mean-vector result written before the flags, with OOV items: which ones is unknown
+    del web["items"]["found"]
+    assert covered_items(web) is None
 
 
 def test_common_ground_of_two_vocabularies(tmp_path):

@@ -130,10 +130,10 @@ def _claims_json():
     return {"claims": [
         {"id": "semglove_t1_vs_glove", "parts": [
             {"alternatives": [{"comparison": "semglove_sd > glove on ws353", "metric": "ws353", "mean": 5.0,
-                               "rows": [{"row": "semglove_sd", "weight": 1.0, "values": {"1": 45.0, "2": 46.0, "3": 47.5}},
+                               "row_values": [{"row": "semglove_sd", "weight": 1.0, "values": {"1": 45.0, "2": 46.0, "3": 47.5}},
                                         {"row": "glove", "weight": -1.0, "values": {"1": 40.0, "2": 41.0, "3": 42.5}}]}]},
             {"alternatives": [{"comparison": "semglove_sd > glove", "metric": "mean(ws353, simlex999)", "mean": 1.0,
-                               "rows": [{"row": "semglove_sd", "weight": 1.0, "values": {"2": 30.0, "10": 31.0}},
+                               "row_values": [{"row": "semglove_sd", "weight": 1.0, "values": {"2": 30.0, "10": 31.0}},
                                         {"row": "glove", "weight": -1.0, "values": {"2": 29.0, "10": 30.0}}]}]}]},
         {"id": "wang_t3_tagging", "parts": [{"alternatives": [{"comparison": "bert_sg > sg on pos", "metric": "pos.test",
                                                                "status": "not tested"}]}]}]}

@@ -89,3 +89,100 @@ def test_every_caller_gives_the_modules_numbers():
     runs = [{"results": {"ws353": {"score": v / 100}}} for v in values]
     row = build_summary([{"id": "a"}], {("web", "a"): runs}, ["web"], ["ws353"]).iloc[0]
     assert (row["ci95_low"], row["ci95_high"]) == (pytest.approx(0.44574, abs=1e-5), pytest.approx(4.55426, abs=1e-5))
+
+
+# ------------------------------------------------------------------ seeds and items (docs/statistics.md)
+
+
+def test_satterthwaite_and_the_interval_over_seeds_and_items_by_hand():
+    from scipy.stats import norm, t
+
+    from staticvec.stats import satterthwaite_df, seeds_and_items_interval
+
+    # (4 on 2 df) + (1 on ∞ df): 5² / (4² / 2) = 3.125; nothing finite: ∞
+    assert satterthwaite_df([(4.0, 2), (1.0, math.inf)]) == pytest.approx(3.125)
+    assert satterthwaite_df([(0.0, 2), (1.0, math.inf)]) == math.inf
+    # mean 4, item variance 1, three seeds of sd 1: V = 1 + 1/3, df = (4/3)² / ((1/3)² / 2) = 32
+    ci = seeds_and_items_interval(4.0, 1.0, 1.0, 3)
+    assert ci.var_seeds == pytest.approx(1 / 3) and ci.df == pytest.approx(32.0)
+    half = t.ppf(0.975, 32) * math.sqrt(4 / 3)
+    assert (ci.low, ci.high) == (pytest.approx(4 - half), pytest.approx(4 + half))
+    # deterministic rows: the items alone, normal quantile
+    ci = seeds_and_items_interval(4.0, 1.0, None, 1)
+    assert ci.df == math.inf and ci.high - ci.mean == pytest.approx(norm.ppf(0.975))
+    # no per-item record: the seeds' t interval of old, unchanged
+    ref = t_interval([3.0, 4.0, 5.0])
+    ci = seeds_and_items_interval(4.0, None, 1.0, 3)
+    assert (ci.low, ci.high, ci.df) == (pytest.approx(ref.low), pytest.approx(ref.high), 2)
+
+
+def test_the_one_sided_p_agrees_with_the_combined_interval():
+    from staticvec.stats import one_sided_p_se, seeds_and_items_interval
+
+    ci = seeds_and_items_interval(4.0, 1.0, 1.0, 3)
+    assert one_sided_p_se(ci.mean, ci.se, ci.df, ci.low, "above") == pytest.approx(0.025)
+    assert one_sided_p_se(ci.mean, ci.se, ci.df, ci.high, "below") == pytest.approx(0.025)
+    assert one_sided_p_se(1.0, 0.0, math.inf, 0.0, "above") == 0.0  # no spread: exact
+
+
+def test_a_ties_fail_p_value_is_the_smaller_one_sided_p_doubled():
+    from scipy.stats import norm
+
+    from staticvec.report.claims import p_values
+    from staticvec.stats import one_sided_p_se
+
+    # δ̂ = 3, se 1, normal, tol 0.5: P(Z ≥ 2.5) = 0.00621 is the evidence for δ > tol; doubled 0.01242
+    hold, fail = p_values(3.0, 1.0, math.inf, "~", 0.5, one_sided_p_se)
+    assert fail == pytest.approx(2 * norm.sf(2.5)) and fail == pytest.approx(0.012419, abs=1e-6)
+    # TOST: the larger of P(δ > −tol) and P(δ < tol) tests: P(Z ≤ (3 − 0.5)) ... = 1 − 0.00621
+    assert hold == pytest.approx(norm.cdf(2.5))
+    # inside the band: hold is the larger of the two one-sided p-values; fail capped at 1
+    hold, fail = p_values(0.0, 0.1, math.inf, "~", 0.5, one_sided_p_se)
+    assert hold == pytest.approx(norm.sf(5.0)) and fail == 1.0
+
+
+def test_the_item_variance_of_a_mean_is_the_ideal_bootstrap_by_enumeration():
+    import itertools
+
+    import numpy as np
+
+    from staticvec.stats import mean_item_variance
+
+    values = np.array([0.0, 1.0, 1.0, 3.0])
+    means = [values[list(idx)].mean() for idx in itertools.product(range(4), repeat=4)]  # all 256 resamples
+    assert mean_item_variance(values) == pytest.approx(np.var(means))
+
+
+def test_the_bootstrap_spearman_is_spearman_on_each_resample():
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    from staticvec.stats import bootstrap_indices, bootstrap_spearman
+
+    rng = np.random.default_rng(0)
+    gold = rng.integers(0, 5, size=12).astype(float)  # ties in gold, and duplicated items in each resample
+    cosines = rng.normal(size=(2, 12))
+    index = bootstrap_indices(12, 20, "rg65:test")
+    got = bootstrap_spearman(gold, cosines, index)
+    for r in range(2):
+        for b in range(20):
+            assert got[r, b] == pytest.approx(spearmanr(gold[index[b]], cosines[r][index[b]]).statistic)
+    # the same key draws the same items (every row, every claim); another key others
+    assert (bootstrap_indices(12, 20, "rg65:test") == index).all()
+    assert not (bootstrap_indices(12, 20, "rg65:other") == index).all()
+
+
+def test_partial_conjunction_is_holm_across_u():
+    import numpy as np
+
+    from staticvec.stats import partial_conjunction
+
+    # sorted 0.001, 0.01, 0.03, 0.5: 4·0.001 = 0.004, 3·0.01 = 0.03, 2·0.03 = 0.06, 0.5 -> one set at 2.5 %
+    rep = partial_conjunction({"a": 0.03, "b": 0.001, "c": 0.5, "d": 0.01}, 0.025)
+    assert rep.pc == pytest.approx([0.004, 0.03, 0.06, 0.5]) and rep.count == 1 and rep.sets == ["b"]
+    assert partial_conjunction({"a": 0.03, "b": 0.001, "c": 0.5, "d": 0.01}, 0.05).count == 2
+    rng = np.random.default_rng(1)
+    for _ in range(50):  # the count is the number of Holm rejections, the pc values Holm's sorted
+        p = rng.uniform(0, 0.06, size=6).tolist()
+        rep = partial_conjunction(dict(enumerate(p)), 0.025)
+        assert rep.count == sum(a <= 0.025 for a in holm(p)) and rep.pc == pytest.approx(sorted(holm(p)))

@@ -25,7 +25,8 @@ into chunks. Runs on CUDA when asked (``device``), else on CPU threads.
 
 With ``items=True`` the result also keeps each question's outcome, in the data set's order
 (``items.correct``: one character per question, ``1`` answered right, ``0`` wrong, ``-`` left out
-of the score), so that the accuracy can be recomputed on a subset of the questions
+of the score; ``items.found``, ``1`` when the question's four words are in the vocabulary, ``0`` when
+one is out of it), so that the accuracy can be recomputed on a subset of the questions
 (:mod:`staticvec.evaluate.items`: the claims' common ground).
 """
 
@@ -172,6 +173,7 @@ def evaluate_analogy(lookup: VectorLookup, data: AnalogyData, method: str = "3co
     result["groups"] = group_counts
     result["sections"] = {s: counts(sections == s) for s in dict.fromkeys(data.sections)}
     if items:
-        result["items"] = {"correct": "".join("1" if c else "0" if k else "-" for c, k in zip(correct, keep))}
+        result["items"] = {"correct": "".join("1" if c else "0" if k else "-" for c, k in zip(correct, keep)),
+                           "found": "".join("1" if f else "0" for f in found)}
     return result
 

@@ -73,3 +73,48 @@ def recompute(entry: dict, items) -> float | None:
     if not chosen:
         return None
     return sum(record["correct"][i] == "1" for i in chosen) / len(chosen)
+
+
+DECOMPOSABLE = ("similarity", "analogy")
+
+
+def covered_items(entry: dict) -> frozenset[int] | None:
+    """Indices of the items whose words are all in the vocabulary of the result ``entry`` (one data set of
+    an intrinsic result), whatever its OOV policy; None when the result does not say (a task without a
+    per-item record, or a mean-vector result written before ``items.found`` that has out-of-vocabulary
+    items). Under a dropping policy the covered items are the scored ones."""
+    record = entry.get("items")
+    if record is not None and "found" in record:
+        return frozenset(i for i, f in enumerate(record["found"]) if f == "1")
+    total, found, scored = entry.get("total"), entry.get("found"), entry.get("scored")
+    if total is not None and found == total:
+        return frozenset(range(total))
+    if entry.get("oov_policy", "drop") == "drop" and (found is None or found == scored):
+        return scored_items(entry)  # dropping: what was scored is what was covered
+    return None
+
+
+def item_values(entry: dict, items) -> np.ndarray:
+    """Per item of ``items`` (sorted indices), the run's number: a pair's cosine (similarity) or 1/0 for a
+    question answered right or wrong (analogy)."""
+    record = entry.get("items")
+    chosen = sorted(items)
+    if record is None or entry.get("task") not in DECOMPOSABLE:
+        raise NotRescorable(f"a {entry.get('task')} result keeps no per-item values")
+    if entry["task"] == "similarity":
+        values = [record["cosine"][i] for i in chosen]
+        if any(v is None for v in values):
+            raise NotRescorable("a pair asked for was not scored")
+        return np.asarray(values, dtype=np.float64)
+    marks = [record["correct"][i] for i in chosen]
+    if "-" in marks:
+        raise NotRescorable("a question asked for was not scored")
+    return np.asarray([m == "1" for m in marks], dtype=np.float64)
+
+
+def gold_values(entry: dict, items) -> np.ndarray | None:
+    """The human scores of the pairs ``items`` (similarity); None for an analogy."""
+    record = entry.get("items") or {}
+    if entry.get("task") != "similarity" or "gold" not in record:
+        return None
+    return np.asarray(record["gold"], dtype=np.float64)[sorted(items)]

@@ -7,7 +7,9 @@ missing word's vector is the mean vector (``web``). ``found`` counts pairs whose
 both in the vocabulary, whatever the policy.
 
 With ``items=True`` the result also keeps each pair's numbers, in the data set's order (``items``:
-``gold``, the human score; ``cosine``, ours, ``None`` for a pair left out of the score), so that the
+``gold``, the human score; ``cosine``, ours, ``None`` for a pair left out of the score; ``found``, one
+character per pair, ``1`` when both words are in the vocabulary, ``0`` when one is out of it — under
+``mean`` such a pair has a cosine, against the mean vector), so that the
 score can be recomputed on a subset of the pairs (:mod:`staticvec.evaluate.items`: the claims'
 common ground).
 """
@@ -82,5 +84,6 @@ def evaluate_similarity(lookup: VectorLookup, data: SimilarityData, items: bool 
         per_pair = [None] * len(data.pairs)
         for index, cosine in zip(np.flatnonzero(keep), cosines.tolist()):
             per_pair[index] = cosine
-        result["items"] = {"gold": np.asarray(data.scores, dtype=np.float64).tolist(), "cosine": per_pair}
+        result["items"] = {"gold": np.asarray(data.scores, dtype=np.float64).tolist(), "cosine": per_pair,
+                           "found": "".join("1" if f else "0" for f in found)}
     return result

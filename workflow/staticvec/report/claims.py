@@ -18,33 +18,38 @@ candidates only: among seeded ones the pick on the test scores would favour that
 α"). ``origin: ours`` marks a comparison no paper makes (Model2Vec and other baselines from the same
 teacher): counted in the "beyond the papers" line, not in its paper's.
 
-**Per seed, the paired difference** (:mod:`staticvec.stats`). Seed ``s`` of every seeded result is its
+**Per seed, the paired difference, on the items every row covers** (:mod:`staticvec.stats`;
+docs/statistics.md states the procedure with its references). Seed ``s`` of every seeded result is its
 run ``s`` (taggers and classifiers: their seed ``s``); a deterministic result (ASE, the teacher's
-token table, Model2Vec) is the same number for every seed. The differences ``d_s`` over the common
-seeds give the mean and its two-sided t interval ``mean ± t(½ + level/2, n − 1) · sd / √n``, which
-covers training-seed noise only (the corpus, the teacher and the evaluation data are fixed).
+token table, Model2Vec) is the same number for every seed. An intrinsic comparison is scored on the items
+(pairs, analogy questions) that every run of every row of the claim covers — an item with an
+out-of-vocabulary word in any of them is out, also under ``web`` (whose tables score it against the mean
+vector) — recomputed from the per-item record (:mod:`staticvec.evaluate.items`); the coverage is shown
+and a data set read on less than ``min_coverage`` of its items is marked. The interval of the mean
+difference covers the training seeds and the sampling of the items: the item variance from a paired
+bootstrap over items (:class:`ItemBank`: the same resamples for every row and seed), the seed variance
+from the per-seed differences, Welch–Satterthwaite degrees of freedom
+(:func:`staticvec.stats.seeds_and_items_interval`). Results without per-item values (tagging,
+classification, SemEval-2012, categorization) have the seeds' interval only, said in the cell.
 
 **Verdicts.** Each comparison is a *part* of its claim (an ``any_of`` part has several alternatives).
 
 - A part **holds** when its interval lies on the claimed side (> 0; ≥ −tol; within ±tol): a one-sided
   test at ``α = (1 − level)/2`` (2.5 %). A claim holds when every part holds: an intersection-union
   test, whose error is at most α without any correction.
-- A part **fails** when the one-sided t test of "the part is true" (e.g. ``mean > 0``) rejects it after
-  Holm's step-down adjustment over the claim's tested parts (:func:`staticvec.stats.holm`): the chance
-  that a claim reads "fails" while all its parts are true is at most α, however many parts it has.
-  A claim fails when one part fails.
+- A part **fails** when the one-sided test of "the part is true" (e.g. ``mean > 0``) rejects it after
+  Holm's step-down adjustment over the claim's tested parts (:func:`staticvec.stats.holm`); a tie's
+  fail p-value is the smaller one-sided p doubled (:func:`staticvec.stats.tie_p_values`). A claim fails
+  when one part fails.
 - An ``any_of`` part holds when one alternative holds (Bonferroni over its alternatives) and fails when
   every alternative fails (its p-value is the largest of theirs).
-- **not tested**: fewer paired seeds than ``min_seeds`` (taggers, classifiers and sweep points run one
-  seed unless the config asks for more) or no result (data not supplied); **undecided** otherwise.
+- A claim on each of several data sets also counts on how many it holds and fails
+  (:func:`replicability_of`: partial conjunction, Holm across u).
+- **not tested**: fewer paired seeds than ``min_seeds``, no result (data not supplied), or a part whose
+  rows are one row under two names (identical per-item values: an identity post-processing), left out
+  of the verdict with the reason; **undecided** otherwise, its cell saying why.
 
-The verdict cell carries the tally ("fails: 2 fail / 2 hold / 14 undecided").
-
-**Common ground.** Under an OOV-dropping protocol (``muse``) two rows may have scored different word
-pairs. Every comparison of a claim is scored on the items (pairs, analogy questions) that all of the
-claim's rows scored, from the per-item record of the intrinsic results
-(:mod:`staticvec.evaluate.items`); the coverage is shown. Where every row scored the same items (always
-under ``web``, whose OOV words are the mean vector) the stored scores are used as they are.
+The verdict cell carries the tally ("fails: 2 fail / 2 hold / 14 undecided") and the notes.
 
 **The paper's own numbers.** Each comparison is also checked on the paper's printed table (the claim's
 ``table`` of the tables sheet): supported, **within print precision** (the rounding of the printed
@@ -70,6 +75,7 @@ from staticvec.sheets.claims import (BEYOND, GROUPS, PAPERS, claim_forms, claim_
 from staticvec.sheets.tables import CONTEXTUAL
 
 STATUSES = ("fails", "holds", "undecided", "not tested")
+SETTINGS = ("level", "min_seeds", "tol", "scale", "min_coverage", "bootstrap", "bootstrap_seed")
 VERDICTS = ("holds", "fails", "undecided", "not tested")
 
 
@@ -151,9 +157,11 @@ def claim_parts(claim: dict, ids, tol: float) -> list[list[Comparison]]:
         return [[alt for comps in (per_form[f][k] for f in range(len(forms))) for alt in comps]
                 for k in range(len(per_form[0]))]
     parts = []
+    only = set(claim.get("only_rows") or [])  # a released-row twin: the comparisons of that row only
     for form in forms:
         for metric in metric_parts(form["metric"]):
-            parts += [[c] for c in form_comparisons(form, metric, ids, tol, suffix(form, metric))]
+            parts += [[c] for c in form_comparisons(form, metric, ids, tol, suffix(form, metric))
+                      if not only or only & {r for r in c.refs() if isinstance(r, str)}]
     return parts
 
 
@@ -168,19 +176,21 @@ def decide(low: float, high: float, relation: str, tol: float) -> str:
     raise StaticvecError(f"unknown relation {relation!r}")
 
 
-def p_values(mean: float, sd: float | None, n: int, relation: str, tol: float) -> tuple[float, float]:
-    """(p of "holds", p of "fails") of a comparison: one-sided t tests that reject at α exactly when the
-    two-sided 1 − 2α interval is on the claimed side (holds) or on the other side (fails)."""
-    from staticvec.stats import one_sided_p
+def p_values(mean: float, se: float, df: float, relation: str, tol: float, one_sided=None) -> tuple[float, float]:
+    """(p of "holds", p of "fails") of a comparison whose estimate ``mean`` has standard error ``se`` on
+    ``df`` degrees of freedom: one-sided tests that reject at α exactly when the two-sided 1 − 2α interval
+    is on the claimed side (holds) or on the other side (fails). A tie's "fails" is two-sided: the smaller
+    one-sided p doubled (:func:`staticvec.stats.tie_p_values`)."""
+    from staticvec.stats import one_sided_p_se, tie_p_values
 
+    p = one_sided or one_sided_p_se
     if relation == ">":
-        return one_sided_p(mean, sd, n, 0.0, "above"), one_sided_p(mean, sd, n, 0.0, "below")
+        return p(mean, se, df, 0.0, "above"), p(mean, se, df, 0.0, "below")
     if relation == ">=":
-        return one_sided_p(mean, sd, n, -tol, "above"), one_sided_p(mean, sd, n, -tol, "below")
+        return p(mean, se, df, -tol, "above"), p(mean, se, df, -tol, "below")
     if relation == "~":
-        hold = max(one_sided_p(mean, sd, n, -tol, "above"), one_sided_p(mean, sd, n, tol, "below"))
-        fail = min(one_sided_p(mean, sd, n, tol, "above"), one_sided_p(mean, sd, n, -tol, "below"))
-        return hold, fail
+        return tie_p_values(p(mean, se, df, -tol, "above"), p(mean, se, df, tol, "below"),
+                            p(mean, se, df, tol, "above"), p(mean, se, df, -tol, "below"))
     raise StaticvecError(f"unknown relation {relation!r}")
 
 
@@ -202,19 +212,29 @@ class Series:
 
 @dataclass
 class Ground:
-    """The items of one data set that every row of a claim scored (:mod:`staticvec.evaluate.items`)."""
+    """The items of one data set that every run of every row of a claim covers (their words all in its
+    vocabulary, :func:`staticvec.evaluate.items.covered_items`), whatever the protocol does with the others."""
 
     dataset: str
     total: int | None = None
-    items: frozenset | None = None  # None: unknown (a row left items out and keeps no record)
-    full: bool = True  # every row scored exactly these items: the stored scores are used as they are
-    rows: dict = field(default_factory=dict)  # row -> items it scored (fewest over its seeds)
+    items: frozenset | None = None  # None: unknown (a run keeps no record of its out-of-vocabulary items)
+    full: bool = True  # every run's stored score is on exactly these items: used as it is
+    rows: dict = field(default_factory=dict)  # row -> items it covers (fewest over its seeds)
     problem: str | None = None
+    decomposable: bool = True  # False: a score without per-item values (SemEval-2012, categorization)
+    found: int | None = None  # not decomposable: the fewest items a run covered (its OOV items stay in)
 
     def text(self) -> str:
+        if not self.decomposable:
+            return f"{self.found}/{self.total} (not per item)" if self.found is not None else "—"
         if self.items is None:
             return "—"
         return f"{len(self.items)}/{self.total}"
+
+    def share(self) -> float | None:
+        """The share of the data set compared."""
+        count = len(self.items) if self.decomposable and self.items is not None else self.found
+        return None if count is None or not self.total else count / self.total
 
 
 class Results:
@@ -294,7 +314,8 @@ class Results:
         values = {}
         for seed, result in runs.items():
             entry = result["results"].get(dataset)
-            if ground is None or ground.full or entry is None or scored_items(entry) == ground.items:
+            if ground is None or ground.full or entry is None or not ground.decomposable \
+                    or scored_items(entry) == ground.items:
                 value = result_value(result, path)[0]
             elif path != dataset:
                 return Series({}, random, f"{path} of {emb} cannot be rescored on the common items")
@@ -322,30 +343,41 @@ def metric_series(results: Results, emb: str, metric, source: str, protocol, sca
 
 
 def common_grounds(rows: list[str], datasets: list[str], results: Results, protocol) -> dict[str, Ground]:
-    """Per data set, the items every run (every row, every seed) of ``rows`` scored."""
-    from staticvec.evaluate.items import scored_items
+    """Per data set, the items every run (every row, every seed) of ``rows`` covers: an item with an
+    out-of-vocabulary word in any run is out of the comparison, also where the protocol scored it against
+    the mean vector (``web``). A task without per-item values keeps its protocol's score (``decomposable``
+    False; its coverage is shown)."""
+    from staticvec.evaluate.items import DECOMPOSABLE, covered_items, scored_items
 
     grounds = {}
     for dataset in datasets:
-        ground, sets, unknown = Ground(dataset), [], []
+        ground, sets, stored, unknown = Ground(dataset), [], [], []
         for emb in rows:
             for seed, result in sorted((results.intrinsic.get((protocol, emb)) or {}).items()):
                 entry = result["results"].get(dataset)
                 if entry is None:
                     continue
                 ground.total = entry.get("total", ground.total)
-                scored = scored_items(entry)
-                if scored is None:
+                if entry.get("task") is not None and entry["task"] not in DECOMPOSABLE:
+                    ground.decomposable = False
+                    if entry.get("found") is not None:
+                        ground.found = min(ground.found if ground.found is not None else entry["found"], entry["found"])
+                    continue
+                covered = covered_items(entry)
+                if covered is None:
                     unknown.append(f"{emb} (seed {seed})")
                     continue
-                sets.append(scored)
-                ground.rows[emb] = min(ground.rows.get(emb, len(scored)), len(scored))
-        if unknown:
-            ground.problem = (f"{dataset}: {', '.join(unknown)} left items out and kept no per-item record, so the "
-                              "common items are unknown (rerun its evaluation with evaluation.items)")
+                sets.append(covered)
+                stored.append(scored_items(entry))
+                ground.rows[emb] = min(ground.rows.get(emb, len(covered)), len(covered))
+        if not ground.decomposable:
+            ground.full = True
+        elif unknown:
+            ground.problem = (f"{dataset}: {', '.join(unknown)} kept no record of its out-of-vocabulary items, so the "
+                              "items every row covers are unknown (rerun its evaluation: evaluation.items)")
         elif sets:
             ground.items = frozenset.intersection(*sets)
-            ground.full = all(s == ground.items for s in sets)
+            ground.full = all(s == ground.items for s in stored)
         grounds[dataset] = ground
     return grounds
 
@@ -419,7 +451,9 @@ class PaperNumbers:
         return sum(values) / len(values), sum(precision) / len(precision), None
 
 
-def paper_numbers(entry: dict, root: str | Path = ".") -> PaperNumbers:
+def paper_numbers(entry: dict, root: str | Path = ".", aliases: dict | None = None) -> PaperNumbers:
+    """The table's printed numbers by our refs; ``aliases``: {our row: the row whose printed numbers it reads}
+    (a released-code twin is checked on the paper's own row of its method)."""
     from staticvec.sheets.tables import load_paper_table
 
     table = load_paper_table(Path(root) / entry["paper_file"])
@@ -430,6 +464,9 @@ def paper_numbers(entry: dict, root: str | Path = ".") -> PaperNumbers:
         rows.setdefault(ref_key(mapping, "column"), row)  # the tables sheet's best_of is per column by default
         if isinstance(mapping, dict):
             globs.setdefault(mapping["best_of"], row)
+    for ours, theirs in (aliases or {}).items():
+        if theirs in rows:
+            rows[ours] = rows[theirs]
     columns = {}
     for column, target in (entry.get("columns") or {}).items():
         if isinstance(target, str):
@@ -467,17 +504,120 @@ def _seed_text(n: int, needed: int) -> str:
     return "1 seed" if n == 1 else "no common seed" if n == 0 else f"{n} seeds, {needed} needed"
 
 
+class ItemBank:
+    """The per-item numbers of one claim's runs on its common items, and their bootstrap over items: the same
+    resampled items for every row and every seed (a paired bootstrap), drawn once per data set and items
+    (:func:`staticvec.stats.bootstrap_indices`), each run's replicate scores computed once."""
+
+    def __init__(self, results: Results, protocol, grounds: dict, replicates: int, seed: int = 0,
+                 shared: dict | None = None):
+        self.results, self.protocol, self.grounds = results, protocol, grounds
+        self.replicates, self.seed = replicates, seed
+        self._index = {}
+        self._boot = {} if shared is None else shared  # shared by the claims: keys name the data set's items
+
+    def _entry(self, emb: str, seed, dataset: str) -> dict:
+        return self.results.intrinsic[(self.protocol, emb)][seed]["results"][dataset]
+
+    def _key(self, dataset: str) -> str:
+        import hashlib
+
+        items = ",".join(map(str, sorted(self.grounds[dataset].items)))
+        return f"{self.protocol}:{dataset}:{hashlib.sha256(items.encode()).hexdigest()[:16]}"
+
+    def index(self, dataset: str):
+        from staticvec.stats import bootstrap_indices
+
+        if dataset not in self._index:
+            n = len(self.grounds[dataset].items)
+            self._index[dataset] = bootstrap_indices(n, self.replicates, self._key(dataset), self.seed)
+        return self._index[dataset]
+
+    def values(self, emb: str, seed, dataset: str):
+        from staticvec.evaluate.items import item_values
+
+        return item_values(self._entry(emb, seed, dataset), self.grounds[dataset].items)
+
+    def boot(self, emb: str, seed, dataset: str):
+        """The run's score on each bootstrap sample of the common items (fractions): one per replicate."""
+        from staticvec.evaluate.items import NotRescorable, gold_values
+        from staticvec.stats import bootstrap_counts, bootstrap_spearman, resample_ranks
+
+        items = (self._key(dataset), self.replicates, self.seed)
+        key = (emb, seed, items)
+        if key not in self._boot:
+            values = self.values(emb, seed, dataset)
+            if ("gold", items) not in self._boot:  # the draws and the gold ranks: once per data set and items
+                gold = gold_values(self._entry(emb, seed, dataset), self.grounds[dataset].items)
+                if gold is None:
+                    raise NotRescorable(f"{dataset}: no gold scores in the per-item record")
+                counts = bootstrap_counts(self.index(dataset))
+                self._boot[("gold", items)] = (counts, resample_ranks(gold, counts))
+            counts, gold_ranks = self._boot[("gold", items)]
+            self._boot[key] = bootstrap_spearman(None, [values], None, gold_ranks, counts)[0]
+        return self._boot[key]
+
+    def variance(self, terms: list[tuple[str, float, bool]], seeds: list, metric, scale: float):
+        """(variance of the seed-averaged difference Σ weight · score under resampling of the items, in
+        points², or None; why not). ``terms``: (embedding, weight, seeded); a seeded row is averaged over
+        ``seeds`` (the comparison's paired seeds), a deterministic one read at its one run. Data sets of a
+        mean are resampled independently (Σ V_k / K²); an accuracy's variance is exact
+        (:func:`staticvec.stats.mean_item_variance`), a correlation's is the bootstrap's (Spearman
+        recomputed on each sample)."""
+        import numpy as np
+
+        from staticvec.evaluate.items import NotRescorable
+        from staticvec.stats import mean_item_variance
+
+        paths = metric_items(metric)
+        total = 0.0
+        for path in paths:
+            ground = self.grounds.get(path)
+            if ground is None:
+                return None, f"{path}: a part of a score has no per-item values"
+            if not ground.decomposable:
+                return None, f"{path}: its score has no per-item values"
+            if ground.items is None or len(ground.items) < 3:
+                return None, f"{path}: too few common items"
+            try:
+                task = self._entry(terms[0][0], self._first_seed(terms[0], seeds), path).get("task")
+                if task == "analogy":
+                    d = sum(w * np.mean([self.values(e, s, path) for s in self._seeds(e, r, seeds)], axis=0)
+                            for e, w, r in terms)
+                    var = mean_item_variance(d)
+                else:
+                    rep = sum(w * np.mean([self.boot(e, s, path) for s in self._seeds(e, r, seeds)], axis=0)
+                              for e, w, r in terms)
+                    rep = rep[np.isfinite(rep)]
+                    if rep.size < 2:
+                        return None, f"{path}: the bootstrap samples gave no correlation"
+                    var = float(np.var(rep, ddof=1))
+            except (NotRescorable, KeyError) as err:
+                return None, f"{path}: {err}"
+            total += var * scale * scale
+        return total / (len(paths) ** 2), None
+
+    def _seeds(self, emb: str, seeded: bool, seeds: list) -> list:
+        runs = self.results.intrinsic[(self.protocol, emb)]
+        return [s for s in seeds if s in runs] if seeded and seeds and seeds[0] is not None else [min(runs)]
+
+    def _first_seed(self, term, seeds):
+        return self._seeds(term[0], term[2], seeds)[0]
+
+
 def evaluate_comparison(comp: Comparison, claim: dict, results: Results, settings: dict,
-                        resolved: dict, grounds: dict) -> dict:
-    """One comparison: ours (per-seed paired differences, interval, p-values) and its interval verdict."""
-    from staticvec.stats import paired_differences, t_interval
+                        resolved: dict, grounds: dict, bank: ItemBank | None = None) -> dict:
+    """One comparison: ours (per-seed paired differences; the interval over seeds and items; p-values) and
+    its interval verdict."""
+    from staticvec.stats import describe, one_sided_p_se, paired_differences, seeds_and_items_interval
 
     scale, level = settings["scale"], settings["level"]
     source, protocol = claim.get("source", "intrinsic"), claim.get("protocol")
     record = {"comparison": comp.text, "metric": _metric_text(comp.metric), "relation": comp.relation,
               "tol": comp.tol, "chosen": None, "n": 0, "seeds": [], "mean": None, "sd": None, "low": None,
-              "high": None, "exact": False, "p_hold": None, "p_fail": None, "coverage": None}
-    series, chosen, missing = [], [], []
+              "high": None, "exact": False, "p_hold": None, "p_fail": None, "coverage": None, "se": None,
+              "df": None, "var_items": None, "var_seeds": None, "covers": None}
+    series, chosen, missing, names = [], [], [], []
     for ref, weight in comp.terms:
         emb, problem = resolved[(ref_key(ref, "overall"), _metric_text(comp.metric))]
         if emb is None:
@@ -489,44 +629,102 @@ def evaluate_comparison(comp: Comparison, claim: dict, results: Results, setting
         if not s.values:
             missing.append(s.reason)
         series.append((s, weight))
+        names.append(emb)
         # each row's per-seed values, so that a reader re-derives the paired difference (tables/claims_seeds.csv)
-        record.setdefault("rows", []).append({"row": emb, "weight": weight, "values": dict(s.values)})
+        record.setdefault("row_values", []).append({"row": emb, "weight": weight, "values": dict(s.values)})
     record["chosen"] = "; ".join(chosen) or None
+    record["rows"] = names
     if source == "intrinsic":
-        record["coverage"] = _coverage(comp.metric, grounds)
+        record["coverage"] = _coverage(comp.metric, grounds, settings.get("min_coverage", 0.0))
     if missing:
         reasons = list(dict.fromkeys(missing))
         record.update(status="not tested", short="; ".join(reasons), reason="no result: " + "; ".join(reasons))
         return record
+    if len(series) == 2 and len(set(names)) == 2 and series[0][0].values == series[1][0].values and (
+            source != "intrinsic" and len(series[0][0].values) >= 2 or source == "intrinsic" and
+            _item_fingerprint(results, names[0], comp.metric, protocol, grounds) is not None and
+            _item_fingerprint(results, names[0], comp.metric, protocol, grounds) ==
+            _item_fingerprint(results, names[1], comp.metric, protocol, grounds)):
+        why = (f"{names[0]} and {names[1]} give the same numbers on every seed: one row under two names, "
+               "not a comparison")
+        record.update(status="not tested", short="identical rows", reason=why, identical=True)
+        return record
+    signature = {}
+    for emb, (s, w) in zip(names, series):
+        key = (tuple(sorted(s.values.items())), _item_fingerprint(results, emb, comp.metric, protocol, grounds)
+               if source == "intrinsic" else None)
+        signature[key] = signature.get(key, 0.0) + w
+    record["_numbers"] = (record["metric"], frozenset((k, w) for k, w in signature.items() if w))
+    # per-item digests (intrinsic) or per-seed values of seeded extrinsic runs say "the same numbers";
+    # hand-made scores without either are never taken for one row
+    record["_fingerprinted"] = all(k[1] is not None for k in signature) if source == "intrinsic" else \
+        all(len(k[0]) >= 2 for k in signature)
     random = any(s.random for s, _ in series)
     seeds, diffs = paired_differences([(s.values, w, s.random) for s, w in series])
     n = len(diffs) if random else 1
-    interval = t_interval(diffs, level)
-    record.update(n=n, seeds=[s for s in seeds if s is not None], mean=interval.mean, sd=interval.sd)
+    d = describe(diffs)
+    record.update(n=n, seeds=[s for s in seeds if s is not None], mean=d.mean, sd=d.sd)
     if random and n < settings["min_seeds"]:
+        from staticvec.stats import t_interval
+
+        interval = t_interval(diffs, level)
         record.update(low=interval.low, high=interval.high, status="not tested",
                       short=_seed_text(n, settings["min_seeds"]),
                       reason=f"{_count(n, 'paired seed')}; {settings['min_seeds']} needed to test")
         return record
-    exact = not random or not interval.sd
-    low, high = (interval.mean, interval.mean) if exact else (interval.low, interval.high)
+    var_items, why_not = (None, f"{source} results keep no per-item outputs") if bank is None else \
+        bank.variance([(e, w, s.random) for e, (s, w) in zip(names, series)], seeds, comp.metric, scale)
+    ci = seeds_and_items_interval(d.mean, var_items, d.sd if random else None, n, level)
+    exact = ci.se == 0
+    covers = ("exact" if exact and var_items is None else
+              "seeds and items" if var_items is not None and random else
+              "items" if var_items is not None else "seeds")
+    low, high = (d.mean, d.mean) if exact else (ci.low, ci.high)
     status = decide(low, high, comp.relation, comp.tol)
-    if exact:
+    if exact:  # one exact number: on a side of the bound or not (a difference of 0 is not "better")
         p_hold, p_fail = float(status != "holds"), float(status != "fails")
     else:
-        p_hold, p_fail = p_values(interval.mean, interval.sd, n, comp.relation, comp.tol)
-    record.update(low=low, high=high, exact=exact, status=status, p_hold=p_hold, p_fail=p_fail,
-                  reason=_reason(status, comp.relation, comp.tol, random))
+        p_hold, p_fail = p_values(d.mean, ci.se, ci.df, comp.relation, comp.tol, one_sided_p_se)
+    record.update(low=low, high=high, exact=exact, status=status, p_hold=p_hold, p_fail=p_fail, se=ci.se,
+                  df=None if math.isinf(ci.df) else ci.df, var_items=var_items, var_seeds=ci.var_seeds,
+                  covers=covers, covers_why=why_not if var_items is None else None,
+                  reason=_reason(status, comp.relation, comp.tol, covers))
     return record
 
 
-def _coverage(metric, grounds: dict) -> dict | None:
-    """The common items of the comparison's data sets: {items, total, full, sets: {set: 'n/N'}}."""
+def _item_fingerprint(results: Results, emb: str, metric, protocol, grounds: dict):
+    """A digest of a row's per-item values on the claim's items (every seed, every data set of the metric),
+    or None where there are none: two rows with the same digest are one row (an identity post-processing,
+    one vector file under two names), however the claim names them; equal scores alone are not enough."""
+    import hashlib
+
+    from staticvec.evaluate.items import NotRescorable, item_values
+
+    digest = hashlib.sha256()
+    for path in metric_items(metric):
+        ground = grounds.get(path)
+        if ground is None or not ground.decomposable or ground.items is None:
+            return None
+        for _seed, result in sorted((results.intrinsic.get((protocol, emb)) or {}).items()):
+            entry = result["results"].get(path)
+            try:
+                digest.update(item_values(entry, ground.items).tobytes())
+            except (NotRescorable, TypeError, AttributeError):
+                return None
+    return digest.hexdigest()
+
+
+def _coverage(metric, grounds: dict, min_share: float = 0.0) -> dict | None:
+    """What the comparison read of its data sets: {items, total, full, sets: {set: 'n/N'}, low: [sets read
+    below ``min_share`` of their items]}."""
     chosen = [grounds[p.split(".")[0]] for p in metric_items(metric) if p.split(".")[0] in grounds]
-    if not chosen or any(g.items is None for g in chosen):
+    if not chosen or any(g.decomposable and g.items is None for g in chosen):
         return None
-    return {"items": sum(len(g.items) for g in chosen), "total": sum(g.total or 0 for g in chosen),
-            "full": all(g.full for g in chosen), "sets": {g.dataset: g.text() for g in chosen}}
+    count = sum(len(g.items) if g.decomposable else (g.found or 0) for g in chosen)
+    low = [g.dataset for g in chosen if g.share() is not None and g.share() < min_share]
+    return {"items": count, "total": sum(g.total or 0 for g in chosen),
+            "full": all(g.full for g in chosen), "sets": {g.dataset: g.text() for g in chosen}, "low": low,
+            "per_item": all(g.decomposable for g in chosen)}
 
 
 def _metric_text(metric) -> str:
@@ -537,13 +735,15 @@ def _bound(relation: str, tol: float) -> str:
     return {">": "0", ">=": f"−{tol:g}", "~": f"±{tol:g}"}[relation]
 
 
-def _reason(status: str, relation: str, tol: float, random: bool) -> str:
-    what = "interval" if random else "exact difference (deterministic results)"
+def _reason(status: str, relation: str, tol: float, covers: str) -> str:
+    what = {"exact": "exact difference (deterministic results, no per-item record)",
+            "seeds": "interval (seeds only: no per-item outputs)", "items": "interval (items)",
+            "seeds and items": "interval"}[covers]
     if status == "holds":
         return f"{what} on the claimed side of {_bound(relation, tol)}"
     if status == "fails":
         return f"{what} on the other side of {_bound(relation, tol)}"
-    return f"interval straddles {_bound(relation, tol)}"
+    return f"{what} straddles {_bound(relation, tol)}"
 
 
 def decide_parts(parts: list[list[dict]], alpha: float) -> list[dict]:
@@ -589,7 +789,11 @@ def decide_parts(parts: list[list[dict]], alpha: float) -> list[dict]:
             part["status"] = "undecided"
             if part["p_fail"] is not None and part["p_fail"] <= alpha:
                 part["reason"] = (f"on the other side alone (one-sided p {part['p_fail']:.2g}) but not after Holm's "
-                                  f"adjustment over {m} tested parts (p {part['p_fail_holm']:.2g})")
+                                  f"adjustment over {m} tested parts (p {part['p_fail_holm']:.2g}): too weak "
+                                  "for this many parts")
+            elif single is not None and single["status"] == "fails" and single["relation"] == "~":
+                part["reason"] = (f"{single['reason']}, but a tie fails on its two-sided test only (the smaller "
+                                  f"one-sided p doubled: {part['p_fail']:.2g} > {alpha:g})")
             elif single is not None:
                 part["reason"] = single["reason"]
             else:
@@ -625,10 +829,11 @@ def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, ro
     """One record per claim: its parts (comparisons: ours, the paper's), verdict and tally. ``ids``:
     the embedding ids ``each_of`` expands over (default: those the results hold)."""
     out = []
+    shared = {}  # the bootstrap's replicate scores, by run and data set's items, shared by the claims
     for cid, claim in spec["claims"].items():
         if selected is not None and cid not in selected:
             continue
-        settings = {k: claim.get(k, spec["defaults"][k]) for k in ("level", "min_seeds", "tol", "scale")}
+        settings = {k: claim.get(k, spec["defaults"][k]) for k in SETTINGS}
         source, protocol = claim.get("source", "intrinsic"), claim.get("protocol")
         expand_over = ids if ids is not None else results.ids(source, protocol)
         parts = claim_parts(claim, expand_over, settings["tol"])
@@ -641,20 +846,49 @@ def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, ro
         rows = list(dict.fromkeys(emb for emb, _ in resolved.values() if emb is not None))
         datasets = list(dict.fromkeys(p.split(".")[0] for p in claim_metric_items(claim)))
         grounds = common_grounds(rows, datasets, results, protocol) if source == "intrinsic" else {}
+        bank = ItemBank(results, protocol, grounds, settings["bootstrap"], settings["bootstrap_seed"], shared) \
+            if source == "intrinsic" else None
         entry = (tables or {}).get(claim.get("table")) if claim.get("table") else None
-        paper = paper_numbers(entry, root) if entry else None
+        paper = paper_numbers(entry, root, claim.get("aliases")) if entry else None
         alpha = (1 - settings["level"]) / 2
         part_records = []
         for alternatives in parts:
             records = []
             for comp in alternatives:
-                rec = evaluate_comparison(comp, claim, results, settings, resolved, grounds)
+                rec = evaluate_comparison(comp, claim, results, settings, resolved, grounds, bank)
                 rec.update(paper_check(comp, paper, settings["scale"]))
                 records.append(rec)
             part_records.append(records)
+        seen = {}
+        for k, p in enumerate(part_records, start=1):  # a part whose numbers another part already compares
+            if len(p) == 1 and p[0].get("_numbers") is not None and p[0].get("_fingerprinted"):
+                first = seen.setdefault(p[0]["_numbers"], k)
+                if first != k:
+                    p[0].update(status="not tested", identical=True, short="repeats a part",
+                                reason=f"{p[0]['comparison']} gives the numbers of part {first} "
+                                       "(a row identical to another: an identity post-processing, one row under two names)")
+        for p in part_records:
+            for a in p:
+                a.pop("_numbers", None)
+                a.pop("_fingerprinted", None)
+        identical = [p for p in part_records if all(a.get("identical") for a in p)]
+        part_records = [p for p in part_records if not all(a.get("identical") for a in p)]
         decided = decide_parts(part_records, alpha)
         verdict, tally, text = verdict_of(decided) if decided else \
             ("not tested", {s: 0 for s in STATUSES}, "not tested (no comparison: no embedding matches)")
+        replicability = replicability_of(claim, decided, alpha)
+        notes = []
+        if replicability:
+            notes.append(replicability["text"])
+        low = sorted({d for p in decided for a in p["alternatives"] for d in (a.get("coverage") or {}).get("low", [])})
+        if low:
+            notes.append(f"reads {', '.join(low)} on less than {settings['min_coverage']:.0%} of its items "
+                         "(the items every row covers)")
+        if identical:
+            notes.append(f"{_count(len(identical), 'part')} left out: " + "; ".join(p[0]["reason"] for p in identical))
+        if claim.get("shares"):
+            notes.append("shares parts with " + ", ".join(claim["shares"]) + " (the same numbers, decided in both: "
+                         "each sentence makes that comparison)")
         flagged = [a["comparison"] for p in decided for a in p["alternatives"] if a["paper_check"].startswith("NOT")]
         caveats = []
         if source == "tagging":  # the tagger, not only the embeddings, may decide it (issue 51)
@@ -674,11 +908,44 @@ def evaluate_claims(spec: dict, results: Results, tables: dict | None = None, ro
                     "table": claim.get("table"), "note": claim.get("note"), "settings": settings, "alpha": alpha,
                     "verdict": verdict, "tally": tally, "verdict_text": text,
                     "coverage": {d: {"common": None if g.items is None else len(g.items), "total": g.total,
-                                     "full": g.full, "rows": g.rows, "problem": g.problem}
+                                     "full": g.full, "rows": g.rows, "problem": g.problem,
+                                     "per_item": g.decomposable, "found": g.found}
                                  for d, g in grounds.items()},
                     "paper_flag": ("the paper's table does not support: " + "; ".join(flagged)) if flagged else None,
-                    "caveats": caveats, "parts": decided})
+                    "reading": claim.get("reading"), "replicability": replicability, "notes": notes,
+                    "caveats": caveats, "identical": [p[0]["comparison"] for p in identical], "parts": decided})
     return out
+
+
+def replicability_of(claim: dict, parts: list[dict], alpha: float) -> dict | None:
+    """For a claim "on each of N data sets": on how many of them it holds, and fails, with family-wise
+    error at most α (:func:`staticvec.stats.partial_conjunction`, Dror et al. 2017). The claim holds on a
+    set when every part on that set holds (its p-value: the largest of theirs, intersection–union) and
+    fails on it when one part does (the smallest p-value times the set's parts, Bonferroni). Sets with an
+    untested part are left out of N."""
+    from staticvec.stats import partial_conjunction
+
+    sets = [m for f in claim_forms(claim) if isinstance(f["metric"], dict) and "each" in f["metric"]
+            for m in f["metric"]["each"]]
+    sets = list(dict.fromkeys(sets))
+    if len(sets) < 2:
+        return None
+    hold, fail = {}, {}
+    for name in sets:
+        mine = [p for p in parts if p["alternatives"][0]["metric"] == name]
+        if not mine or any(p["p_hold"] is None for p in mine):
+            continue
+        hold[name] = max(p["p_hold"] for p in mine)
+        fails = [p["p_fail"] for p in mine if p["p_fail"] is not None]
+        fail[name] = min(1.0, len(mine) * min(fails)) if fails else 1.0
+    if len(hold) < 2:
+        return None
+    h, f = partial_conjunction(hold, alpha), partial_conjunction(fail, alpha)
+    text = (f"replicability over the {h.n} sets (partial conjunction, Holm across u, family-wise {alpha:.1%}): "
+            f"holds on {h.count}" + (f" ({', '.join(h.sets)})" if 0 < h.count < h.n else "")
+            + f", fails on {f.count}" + (f" ({', '.join(f.sets)})" if 0 < f.count < f.n else ""))
+    return {"n": h.n, "holds": h.count, "holds_sets": h.sets, "holds_pc": h.pc, "fails": f.count,
+            "fails_sets": f.sets, "fails_pc": f.pc, "text": text}
 
 
 def counts(records: list[dict]) -> dict:
@@ -708,23 +975,55 @@ def counts_lines(summary: dict) -> list[str]:
 # ------------------------------------------------------------------ output
 
 
-RULE = (
-    "Each comparison is left − right in points (×100), paired by training seed; the interval is the "
-    "two-sided {level:g} % t interval of the mean paired difference. It covers training-seed noise only: the "
-    "corpus, the teacher and the evaluation sets (and the taggers' and classifiers' data splits) are fixed, "
-    "so it says nothing about another corpus, teacher or data set. A part **holds** when its interval lies on "
-    "the claimed side (> 0; ≥ −tol; within ±tol); a claim holds when every part holds (an intersection-union "
-    "test: at most {alpha:g} % wrong without correction). A part **fails** when the one-sided t test rejects "
-    "it at {alpha:g} % after Holm's adjustment over the claim's tested parts, so a claim reads \"fails\" while "
-    "all its parts are true at most {alpha:g} % of the time; a claim fails when one part fails. An any-of "
-    "part holds when one alternative does (Bonferroni) and fails when all do. **not tested**: fewer paired "
-    "seeds than the claim needs (the taggers, the classifiers and the sweep points run one seed here) or no "
-    "result; **undecided**: tested, neither. Deterministic results (ASE, the token table, Model2Vec) are "
-    "exact. Intrinsic comparisons are scored on the items (word pairs, analogy questions) every row of the "
-    "claim scored (items: common/total; under web every item is scored, an OOV word being the mean vector). "
-    "Paper: the paper's own difference from its printed table; *within print precision*: the rounding of "
-    "the printed numbers alone could reverse it; ⚑: the printed numbers contradict it."
-)
+def seeds_read(records: list[dict]) -> dict:
+    """{source: sorted distinct numbers of paired seeds} of the tested comparisons (1: a deterministic
+    result): what the run's results gave, for the rule text."""
+    out = {}
+    for r in records:
+        for p in r["parts"]:
+            for a in p["alternatives"]:
+                if a.get("n"):
+                    sweep = r["source"] == "intrinsic" and any("~" in e for e in a.get("rows") or [])
+                    out.setdefault("sweep" if sweep else r["source"], set()).add(a["n"])
+    return {k: sorted(v) for k, v in out.items()}
+
+
+SOURCE_NAMES = {"intrinsic": "the intrinsic rows", "sweep": "the sweep points", "tagging": "the taggers",
+                "classification": "the classifiers", "dev_curve": "the development curves"}
+
+
+def rule_text(records: list[dict], level: float = 0.95, defaults: dict | None = None) -> str:
+    """The rule printed at the top of claims.md, from the settings the claims were decided with and the seeds
+    the results had (docs/statistics.md states it with its references)."""
+    alpha = 100 * (1 - level) / 2
+    d = {**{"min_seeds": 3, "min_coverage": 0.5, "bootstrap": 1000}, **(defaults or {})}
+    seeds = seeds_read(records)
+    seen = "; ".join(f"{SOURCE_NAMES.get(k, k)}: {' or '.join(map(str, v))} paired seed{'s' if v != [1] else ''}"
+                     for k, v in seeds.items()) or "none tested"
+    return (
+        "Each comparison is left − right in points (×100), paired by training seed, on the items (word pairs, "
+        "analogy questions) every row of the claim covers: an item with an out-of-vocabulary word in any row is "
+        "out of that claim's comparison, whatever the protocol does with it (items: compared/total; the paper "
+        f"tables keep their protocols); a data set read on less than {d['min_coverage']:.0%} of its items is "
+        f"marked so. The interval is the two-sided {100 * level:g} % interval of the mean paired difference over "
+        "both the training seeds and the sampling of the evaluation items: the items' variance from a paired "
+        f"bootstrap ({d['bootstrap']} resamples of the items, the same for every row; Spearman recomputed on each, "
+        "an accuracy's exactly), the seeds' from the per-seed differences, added, with Welch–Satterthwaite "
+        "degrees of freedom (docs/statistics.md); a score without per-item values (SemEval-2012, "
+        "categorization, tagging, classification) has the seeds' interval only, said in its cell. It says "
+        "nothing about another corpus or teacher. A part **holds** when its interval lies on the claimed side "
+        f"(> 0; ≥ −tol; within ±tol); a claim holds when every part holds (intersection–union: at most {alpha:g} % "
+        f"wrong). A part **fails** when its one-sided test rejects it at {alpha:g} % after Holm's adjustment over "
+        f"the claim's tested parts (a tie's: the smaller one-sided p doubled), so a claim reads \"fails\" while all "
+        f"its parts are true at most {alpha:g} % of the time; a claim fails when one part fails. An any-of part "
+        "holds when one alternative does (Bonferroni) and fails when all do. A claim on each of several data "
+        "sets also says on how many it holds and fails (partial conjunction, Holm across u: Dror et al. 2017). "
+        f"**not tested**: fewer paired seeds than {d['min_seeds']}, no result, or two names of one row; "
+        "**undecided**: tested, neither — its cell says why (an interval across the bound, or one on the wrong "
+        f"side that Holm's adjustment or a tie's two-sided test does not let fail). Seeds read here: {seen}. "
+        "Paper: the paper's own difference from its printed table; *within print precision*: the rounding of "
+        "the printed numbers alone could reverse it; ⚑: the printed numbers contradict it."
+    )
 
 
 def _num(value, digits=2) -> str:
@@ -738,15 +1037,20 @@ def _ours(c: dict) -> str:
         return f"{c['mean']:+.2f} (exact)"
     if c.get("low") is None:
         return f"{c['mean']:+.2f} (no interval)"
-    return f"{c['mean']:+.2f} [{c['low']:+.2f}, {c['high']:+.2f}]"
+    text = f"{c['mean']:+.2f} [{c['low']:+.2f}, {c['high']:+.2f}]"
+    if c.get("covers") in ("seeds", "items"):
+        text += f" ({c['covers']} only)"
+    return text
 
 
 def _items(c: dict) -> str:
     cov = c.get("coverage")
     if not cov:
         return "—"
-    text = f"{cov['items']}/{cov['total']}"
-    return text if cov["full"] else f"{text} (common)"
+    text = " + ".join(cov["sets"].values()) if not cov.get("per_item", True) else f"{cov['items']}/{cov['total']}"
+    if cov.get("low"):
+        text += f" ⚠ below coverage on {', '.join(cov['low'])}"
+    return text
 
 
 def _paper_cell(c: dict) -> str:
@@ -779,6 +1083,9 @@ def to_rows(records: list[dict]) -> list[dict]:
                     "items_total": cov.get("total"),
                     "items_sets": " ".join(f"{k}:{v}" for k, v in (cov.get("sets") or {}).items()) or None,
                     "comparison_verdict": c["status"], "p_hold": c["p_hold"], "p_fail": c["p_fail"],
+                    "se": c.get("se"), "df": c.get("df"), "var_items": c.get("var_items"),
+                    "var_seeds": c.get("var_seeds"), "interval_covers": c.get("covers"),
+                    "items_below_coverage": " ".join(cov.get("low") or []) or None,
                     "reason": part["reason"] if len(part["alternatives"]) == 1 else c.get("reason"),
                 })
     return rows
@@ -788,12 +1095,20 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = None, level: float = 0.95) -> str:
-    alpha = (1 - level) / 2
-    lines = [f"**{caption}**", "", RULE.format(level=100 * level, alpha=100 * alpha), ""]
+def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = None, level: float = 0.95,
+                defaults: dict | None = None, readings: str | None = None) -> str:
+    lines = [f"**{caption}**", "", rule_text(records, level, defaults), ""]
+    if readings:
+        lines += [readings, ""]
     summary = counts(records)
     for line in counts_lines(summary):
         lines.append(f"- {line}")
+    twins = [r for r in records if (r.get("reading") or "").startswith("the released code")]
+    for paper in dict.fromkeys(r["paper"] for r in twins):
+        mine = [r for r in twins if r["paper"] == paper]
+        tally = Counter(r["verdict"] for r in mine)
+        lines.append(f"- of which {PAPERS.get(paper, paper)} on the released code's row (the `_released` claims): "
+                     + ", ".join(f"{tally.get(v, 0)} {v}" for v in VERDICTS if tally.get(v) or v != "not tested"))
     lines.append("")
     for group in summary:
         mine = [r for r in records if r["group"] == group]
@@ -820,7 +1135,7 @@ def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = No
                             source = f"{r['where']}, {r['at']}: “{r['sentence']}”"
                         head = [r["id"], source, r["statement"] + (f" ({r['note']})" if r.get("note") else ""),
                                 f"**{r['verdict_text']}**" + (" ⚑" if r["paper_flag"] else "")
-                                + "".join(f"; {c}" for c in r.get("caveats") or [])]
+                                + "".join(f"; {n}" for n in (r.get("notes") or []) + (r.get("caveats") or []))]
                         first = False
                     else:
                         head = ["", "", "", ""]
@@ -840,6 +1155,25 @@ def to_markdown(records: list[dict], caption: str, not_encoded: dict | None = No
     return "\n".join(lines)
 
 
+def readings_text(sheet: dict) -> str | None:
+    """Which verdict reads which row, where the sheet decides a paper's claims on its released code's row too."""
+    released = sheet.get("released_rows") or {}
+    if not released:
+        return None
+    out = []
+    for paper, rows in released.items():
+        pairs = ", ".join(f"{a} (the paper's settings) and {b} (the authors' released code)" for a, b in rows.items())
+        twins = [c for c, claim in sheet["claims"].items() if claim.get("twin_of") and claim["paper"] == paper]
+        out.append(f"**{PAPERS.get(paper, paper)}: two readings.** Each claim naming {pairs} is decided on both rows: "
+                   f"the claim's own id reads the paper-settings row, `<id>_released` the released-code row "
+                   f"({len(twins)} such claims), both counted in the paper's line.")
+        skipped = sheet.get("released_skipped", {}).get(paper) or []
+        if skipped:
+            out.append(f"Not decided on the released row: {', '.join(skipped)} (its table has no released-code row; "
+                       "add it under the table's extra_rows in config/tables.yaml to decide them).")
+    return " ".join(out)
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
@@ -852,7 +1186,7 @@ def to_html_block(summary: dict) -> str:
 
 
 def write_claims(records: list[dict], caption: str, md_path, csv_path, json_path, not_encoded=None,
-                 level: float = 0.95) -> None:
+                 level: float = 0.95, defaults: dict | None = None, readings: str | None = None) -> None:
     import csv
 
     from staticvec.files import atomic_open, write_json
@@ -866,9 +1200,8 @@ def write_claims(records: list[dict], caption: str, md_path, csv_path, json_path
         for row in rows:
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
     with atomic_open(md_path, "wt") as fh:
-        fh.write(to_markdown(records, caption, not_encoded, level))
-    alpha = (1 - level) / 2
-    write_json(json_path, {"caption": caption, "rule": RULE.format(level=100 * level, alpha=100 * alpha),
+        fh.write(to_markdown(records, caption, not_encoded, level, defaults, readings))
+    write_json(json_path, {"caption": caption, "rule": rule_text(records, level, defaults), "readings": readings,
                            "counts": counts(records), "verdicts": {r["id"]: r["verdict"] for r in records},
                            "claims": records, "not_encoded": not_encoded or {}})
 
@@ -940,5 +1273,5 @@ def claims_from_files(spec: str, results: tuple, out_md: str, out_csv: str, out_
                      records=rest[0] if rest else None, heads=rest[1] if len(rest) > 1 else None)
     records = evaluate_claims(sheet, loaded, sheet_tables, root, selected)
     write_claims(records, caption(read_json(manifest) if manifest else {}), out_md, out_csv, out_json,
-                 sheet.get("not_encoded"), sheet["defaults"]["level"])
+                 sheet.get("not_encoded"), sheet["defaults"]["level"], sheet["defaults"], readings_text(sheet))
     return records

@@ -241,13 +241,13 @@ def claims_seed_rows(claims: dict) -> list[dict]:
     """One row per (claim, part, compared row, seed) of ``claims.json``: the value each row of a part's comparison
     had at that seed (the scale the verdicts use), its weight in the paired difference and the part's metric, so
     that a part's mean difference is Σ weight · value over its rows, averaged over the seeds they share. Read from
-    each alternative's ``rows`` (``[{row, weight, values: {seed: value}}]``, written by the claims evaluation);
+    each alternative's ``row_values`` (``[{row, weight, values: {seed: value}}]``, written by the claims evaluation);
     a part without them (a claims file made before they were recorded, or a part not tested) gives no row."""
     out = []
     for claim in claims.get("claims") or []:
         for k, part in enumerate(claim.get("parts") or [], 1):
             for alt in part.get("alternatives") or []:
-                for entry in alt.get("rows") or []:
+                for entry in alt.get("row_values") or []:
                     metric = alt.get("metric") or ""
                     for seed, value in sorted((entry.get("values") or {}).items(), key=lambda kv: int(kv[0])):
                         out.append({"claim": claim["id"], "part": k, "comparison": alt.get("comparison"),
