@@ -438,6 +438,10 @@ def _library_job_start(args, method: str, params_cls):
 
     import torch
 
+    from staticvec.files import check_replaceable
+    from staticvec.train.model2vec import MODEL_DIR_KIND
+
+    check_replaceable(args.model_dir, MODEL_DIR_KIND)  # before the teacher is read, not after the fit
     modules, install = _LIBRARY_PACKAGES[method]
     try:
         for module in modules:
