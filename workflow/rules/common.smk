@@ -18,7 +18,7 @@ except ModuleNotFoundError:
              "then use the Makefile's targets (`make target T=FILE`), `.venv/bin/snakemake`, or `source .venv/bin/activate` first"
              % sys.executable)
 
-from staticvec.config import validate_config
+from staticvec.config import check_config_files, validate_config
 from staticvec.dag.command import put_command_first_on_path
 from staticvec.dag.semglove import SemgloveRules
 from staticvec.dag.rules import RuleFunctions
@@ -26,6 +26,7 @@ from staticvec.dag.teacher import TEACHER_PASS_MESSAGE, TeacherPlan
 from staticvec.dag.workflow import Workflow
 
 put_command_first_on_path()  # the jobs run the `staticvec` of the Python running Snakemake, whatever the PATH
+check_config_files(workflow.configfiles)  # a key given twice in a config file: an error (Snakemake keeps the last)
 validate_config(config, sources="config/config.yaml + --configfile overrides")
 W = Workflow(config)
 W.check_resources()  # one error listing every missing input (corpus, evaluation sets, lexicons, tagging data), before any job runs

@@ -70,16 +70,19 @@ def _stage_modules(argv: list[str]) -> list[str]:
 
 
 def _register_config(subparsers) -> None:
-    parser = subparsers.add_parser("config", help="check config files against the schema")
+    parser = subparsers.add_parser("config", help="check config files against the schema, and the sheets they name")
     parser.add_argument("files", nargs="+", help="config files, merged in order (later override earlier)")
     parser.set_defaults(handler=_config)
 
 
 def _config(args) -> int:
     from staticvec.config import load_config, validate_config
+    from staticvec.dag.workflow import Workflow
 
-    validate_config(load_config(args.files), sources=" + ".join(map(str, args.files)))
-    print(f"ok: {' + '.join(map(str, args.files))} is a valid configuration")
+    sources = " + ".join(map(str, args.files))
+    config = validate_config(load_config(args.files), sources=sources)
+    Workflow(config).check_sheets()  # the four sheets, as the workflow reads them when it plans
+    print(f"ok: {sources} is a valid configuration, and its sheets are valid")
     return 0
 
 
