@@ -29,6 +29,7 @@ put_command_first_on_path()  # the jobs run the `staticvec` of the Python runnin
 check_config_files(workflow.configfiles)  # a key given twice in a config file: an error (Snakemake keeps the last)
 validate_config(config, sources="config/config.yaml + --configfile overrides")
 W = Workflow(config)
+W.check_corpus_inputs()  # your own corpus: each input's first lines readable in corpus.format, no empty input
 W.check_resources()  # one error listing every missing input (corpus, evaluation sets, lexicons, tagging data), before any job runs
 W.check_teachers()  # a teacher path that does not exist, or a hub model not cached in offline mode
 TP = TeacherPlan(config)
