@@ -187,10 +187,28 @@ def _export(args) -> int:
 # ---------------------------------------------------------------- main
 
 
+def command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command the words of ``argv`` name (``staticvec train glove …``: train glove's)."""
+    for word in argv:
+        actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if actions and word in actions[0].choices:
+            parser = actions[0].choices[word]
+    return parser
+
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would answer with the top-level usage: the command's own says what it takes
+        import difflib
+
+        command = command_parser(parser, argv)
+        flags = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
+        typos = [(u, difflib.get_close_matches(u.split("=")[0], flags, n=1)) for u in unknown if u.startswith("--")]
+        hint = "".join(f" ({u}: did you mean {close[0]}?)" for u, close in typos if close)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
