@@ -24,6 +24,7 @@ except ModuleNotFoundError:
 
 from staticvec.config import check_config_files, validate_config
 from staticvec.dag.command import plan_time_checks, put_command_first_on_path, use_checkout_package
+from staticvec.dag.failures import print_failed_job_errors
 from staticvec.dag.semglove import SemgloveRules
 from staticvec.dag.rules import RuleFunctions
 from staticvec.dag.teacher import TEACHER_PASS_MESSAGE, TeacherPlan

@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             keep_freed_memory()
         result = args.handler(args)
     except StaticvecError as exc:
-        print(f"staticvec {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{command_parser(parser, argv).prog}: error: {exc}", file=sys.stderr)  # e.g. staticvec corpus tokenize
         return 2
     return int(result or 0)
 

@@ -103,6 +103,9 @@ class TeachersPlan:
                     check_tokenizer(model)
                 except StaticvecError as exc:
                     problems.append(f"{where}: {exc}")
+                except Exception as exc:  # noqa: BLE001 - transformers' own errors on a malformed tokenizer file
+                    problems.append(f"{where}: cannot load its tokenizer from {source.path} "
+                                    f"({type(exc).__name__}: {exc})")
                 continue
             if offline and not _in_hub_cache(model):
                 problems.append(f"{where}: not a local directory and not in the Hugging Face cache "
