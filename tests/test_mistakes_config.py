@@ -162,3 +162,28 @@ def test_staticvec_config_reads_the_sheets(tmp_path):
     done = staticvec("config", "config/config.yaml", overlay)
     assert done.returncode == 2, done.stdout
     assert str(tables) in done.stderr and "no_such_embedding" in done.stderr
+
+
+def test_the_makefile_names_a_malformed_config_file_before_snakemake(tmp_path):
+    """Snakemake reads --configfile before the workflow's code runs, and its message does not name the file."""
+    import os
+
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("corpus:\n  shards: [1\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "workflow")}
+    for k in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS"):
+        env.pop(k, None)
+    for words in (["dry-run", f"CONFIG={bad}"], ["dry-run", f"SNAKEMAKE_ARGS=--configfile {bad}"],
+                  ["target", "T=results/default/corpus/manifest.json", f"SNAKEMAKE_ARGS=--configfile={bad}"]):
+        done = subprocess.run(["make", "-o", ".venv/.installed", *words], cwd=REPO, capture_output=True, text=True,
+                              env=env)
+        assert done.returncode != 0
+        assert f"{bad}: not valid YAML" in done.stderr and f'in "{bad}", line 2, column 11' in done.stderr
+        assert "Config file is not valid JSON or YAML" not in done.stdout + done.stderr  # Snakemake never started
+
+
+def test_snakemake_configfile_arguments_are_found():
+    from staticvec.cli import snakemake_configfiles
+
+    assert snakemake_configfiles(["--cores", "2", "--configfile", "a.yaml", "b.yaml", "-n", "--configfile=c.yaml",
+                                  "--configfiles", "d.yaml", "--", "target"]) == ["a.yaml", "b.yaml", "c.yaml", "d.yaml"]

@@ -71,13 +71,39 @@ def _stage_modules(argv: list[str]) -> list[str]:
 
 def _register_config(subparsers) -> None:
     parser = subparsers.add_parser("config", help="check config files against the schema, and the sheets they name")
-    parser.add_argument("files", nargs="+", help="config files, merged in order (later override earlier)")
+    parser.add_argument("files", nargs="*", help="config files, merged in order (later override earlier)")
+    parser.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=None, metavar="ARGS",
+                        help="instead: read config/config.yaml and the --configfile files of these Snakemake "
+                             "arguments as YAML (the Makefile's targets, before Snakemake, whose own message on a "
+                             "malformed file does not name it); silent when they read")
     parser.set_defaults(handler=_config)
 
 
+def snakemake_configfiles(argv: list[str]) -> list[str]:
+    """The files of ``--configfile``/``--configfiles`` in Snakemake arguments (``--configfile A B``, ``=A``)."""
+    files, taking = [], False
+    for word in argv:
+        if word.startswith(("--configfile=", "--configfiles=")):
+            files.append(word.split("=", 1)[1])
+            taking = False
+        elif word in ("--configfile", "--configfiles"):
+            taking = True
+        elif word.startswith("-"):
+            taking = False
+        elif taking:
+            files.append(word)
+    return files
+
+
 def _config(args) -> int:
-    from staticvec.config import load_config, validate_config
+    from staticvec.config import check_config_files, load_config, validate_config
     from staticvec.dag.workflow import Workflow
+
+    if args.snakemake_args is not None:
+        check_config_files(["config/config.yaml", *snakemake_configfiles(args.snakemake_args)])
+        return 0
+    if not args.files:
+        raise StaticvecError("name the config files to check (e.g. staticvec config config/config.yaml my.yaml)")
 
     sources = " + ".join(map(str, args.files))
     config = validate_config(load_config(args.files), sources=sources)

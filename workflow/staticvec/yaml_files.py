@@ -60,6 +60,7 @@ def _duplicate(node, path: tuple = (), seen: set | None = None):
 def parse_yaml(text: str, source: str = "YAML text") -> Any:
     """The document of ``text`` (None when empty); ``source`` names it in the errors."""
     loader = yaml.SafeLoader(text)
+    loader.name = source  # PyYAML's marks ("in <file>, line 3, column 11") name the file, not "<unicode string>"
     try:
         node = loader.get_single_node()
         if node is None:
