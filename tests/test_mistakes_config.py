@@ -12,7 +12,6 @@ import yaml
 
 from staticvec.config import ConfigError, deep_merge, load_config, validate_config
 from staticvec.errors import StaticvecError
-from staticvec.yaml_files import YamlFileError, parse_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,6 +26,8 @@ def staticvec(*args, cwd=REPO) -> subprocess.CompletedProcess:
 
 
 def test_a_duplicate_key_anywhere_names_the_key_path_and_both_lines():
+    from staticvec.yaml_files import YamlFileError, parse_yaml
+
     text = "corpus:\n  max_tokens: 5000\nmethods:\n  glove:\n    dim: 50\n    epochs: 3\n    dim: 300\n"
     with pytest.raises(YamlFileError, match=re.escape("my.yaml, line 7: duplicate key 'methods.glove.dim' "
                                                       "(first given on line 5)")):
@@ -36,6 +37,8 @@ def test_a_duplicate_key_anywhere_names_the_key_path_and_both_lines():
 
 
 def test_equal_looking_keys_of_other_types_and_merge_keys_are_not_duplicates():
+    from staticvec.yaml_files import parse_yaml
+
     assert parse_yaml("a: 1\n'1': x\n1: y\n") == {"a": 1, "1": "x", 1: "y"}
     assert parse_yaml("base: &b {x: 1, y: 2}\nmore:\n  <<: *b\n  x: 3\n") == {"base": {"x": 1, "y": 2},
                                                                           "more": {"x": 3, "y": 2}}

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from staticvec.config import deep_merge, load_config, validate_config
-from staticvec.corpus.formats import SourceFormat, format_problem
+from staticvec.corpus.formats import SourceFormat
 from staticvec.dag.workflow import Workflow
 from staticvec.errors import StaticvecError
 
@@ -73,6 +73,8 @@ def test_an_empty_file_or_directory_is_named_as_such(tmp_path):
 
 
 def test_the_sniff_tells_each_format_from_the_others(tmp_path):
+    from staticvec.corpus.formats import format_problem
+
     wiki = tmp_path / "wiki_00"
     wiki.write_text('<doc id="1" url="u" title="T">\nT\n\nSome text here.\n</doc>\n')
     data = _jsonl(tmp_path / "d.jsonl")
@@ -89,7 +91,7 @@ def test_the_sniff_tells_each_format_from_the_others(tmp_path):
 def test_snakemake_refuses_the_wrong_format_before_any_job(tmp_path):
     data = _jsonl(tmp_path / "docs.jsonl")
     overlay = tmp_path / "overlay.yaml"
-    overlay.write_text(yaml.safe_dump({"results_dir": str(tmp_path / "run"),
+    overlay.write_text(yaml.safe_dump({"results_dir": str(tmp_path / "run"), "teacher": {"models": {"own": "minilm"}},
                                        "corpus": {"format": "text", "local_files": [str(data)]}}))
     done = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile",
                            "config/examples/own-corpus.yaml", str(overlay)], cwd=REPO, capture_output=True, text=True,

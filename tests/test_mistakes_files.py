@@ -12,9 +12,9 @@ import pytest
 from staticvec.cli import main
 from staticvec.embeddings import Embeddings
 from staticvec.errors import StaticvecError
-from staticvec.files import OUTPUT_MARKER, atomic_directory, check_replaceable
 
 WORDS = ["the", "cat", "sat", "mat"]
+OUTPUT_MARKER = ".staticvec-output.json"  # staticvec.files.OUTPUT_MARKER, spelled out: the tests pin its name
 
 
 def _tree(folder: Path) -> dict:
@@ -119,6 +119,7 @@ def test_train_library_job_refuses_its_model_dir_before_reading_anything(tmp_pat
 
 def test_wikiextractor_folder_refuses_a_users_folder_before_extracting(tmp_path):
     from staticvec.corpus.sources import EXTRACT_KIND, extract_dump
+    from staticvec.files import check_replaceable
 
     (tmp_path / "texts").mkdir()
     (tmp_path / "texts" / "wiki_00").write_text("mine")
@@ -142,6 +143,8 @@ def test_wikiextractor_replaces_its_own_output_and_keeps_files_beside_it(tmp_pat
 
 
 def test_a_failed_write_leaves_the_previous_output(tmp_path):
+    from staticvec.files import atomic_directory
+
     with atomic_directory(tmp_path / "out", kind="test") as tmp:
         (tmp / "a").write_text("first")
     with pytest.raises(RuntimeError), atomic_directory(tmp_path / "out", kind="test") as tmp:
