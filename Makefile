@@ -30,6 +30,8 @@ SNAKEMAKE_ARGS ?=
 CONFIG ?=
 CLAIMS_CONFIG ?= config/claims10m.yaml
 CONFIG_ARGS = $(if $(CONFIG),--configfile $(CONFIG))
+# the config files of a Snakemake target read first: Snakemake's message on malformed YAML does not name the file
+CHECK_CONFIGFILES = staticvec config --snakemake-args $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 T ?=
 REPORT ?= report.html
 RUN ?= results/default
@@ -61,6 +63,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 run: setup
+	@$(CHECK_CONFIGFILES)
 	snakemake --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 
 # The claims scale, one sitting: Snakemake prints each job as it starts and "N of M steps (P%) done" as each
@@ -76,15 +79,18 @@ test: setup
 # `--` ends SNAKEMAKE_ARGS' options (a trailing `--configfile A B` would take the targets as config files)
 target: setup
 	@test -n "$(T)" || { echo "make target: name the output, e.g. make target T=results/default/corpus/manifest.json" >&2; exit 2; }
+	@$(CHECK_CONFIGFILES)
 	snakemake --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS) -- $(T)
 
 dry-run: setup
+	@$(CHECK_CONFIGFILES)
 	snakemake -n --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 
 unlock: setup
 	snakemake --unlock $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 
 resume: setup
+	@$(CHECK_CONFIGFILES)
 	snakemake --cores $(CORES) --rerun-incomplete $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 
 report: setup

@@ -36,3 +36,8 @@ rule all:
     default_target: True
     input:
         W.final_targets(),
+
+
+onerror:
+    # each failed job's error line from its log (rules send their command's output there), on the console
+    print_failed_job_errors(log)

@@ -70,16 +70,45 @@ def _stage_modules(argv: list[str]) -> list[str]:
 
 
 def _register_config(subparsers) -> None:
-    parser = subparsers.add_parser("config", help="check config files against the schema")
-    parser.add_argument("files", nargs="+", help="config files, merged in order (later override earlier)")
+    parser = subparsers.add_parser("config", help="check config files against the schema, and the sheets they name")
+    parser.add_argument("files", nargs="*", help="config files, merged in order (later override earlier)")
+    parser.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=None, metavar="ARGS",
+                        help="instead: read config/config.yaml and the --configfile files of these Snakemake "
+                             "arguments as YAML (the Makefile's targets, before Snakemake, whose own message on a "
+                             "malformed file does not name it); silent when they read")
     parser.set_defaults(handler=_config)
 
 
-def _config(args) -> int:
-    from staticvec.config import load_config, validate_config
+def snakemake_configfiles(argv: list[str]) -> list[str]:
+    """The files of ``--configfile``/``--configfiles`` in Snakemake arguments (``--configfile A B``, ``=A``)."""
+    files, taking = [], False
+    for word in argv:
+        if word.startswith(("--configfile=", "--configfiles=")):
+            files.append(word.split("=", 1)[1])
+            taking = False
+        elif word in ("--configfile", "--configfiles"):
+            taking = True
+        elif word.startswith("-"):
+            taking = False
+        elif taking:
+            files.append(word)
+    return files
 
-    validate_config(load_config(args.files), sources=" + ".join(map(str, args.files)))
-    print(f"ok: {' + '.join(map(str, args.files))} is a valid configuration")
+
+def _config(args) -> int:
+    from staticvec.config import check_config_files, load_config, validate_config
+    from staticvec.dag.workflow import Workflow
+
+    if args.snakemake_args is not None:
+        check_config_files(["config/config.yaml", *snakemake_configfiles(args.snakemake_args)])
+        return 0
+    if not args.files:
+        raise StaticvecError("name the config files to check (e.g. staticvec config config/config.yaml my.yaml)")
+
+    sources = " + ".join(map(str, args.files))
+    config = validate_config(load_config(args.files), sources=sources)
+    Workflow(config).check_sheets()  # the four sheets, as the workflow reads them when it plans
+    print(f"ok: {sources} is a valid configuration, and its sheets are valid")
     return 0
 
 
@@ -184,10 +213,28 @@ def _export(args) -> int:
 # ---------------------------------------------------------------- main
 
 
+def command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command the words of ``argv`` name (``staticvec train glove …``: train glove's)."""
+    for word in argv:
+        actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if actions and word in actions[0].choices:
+            parser = actions[0].choices[word]
+    return parser
+
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would answer with the top-level usage: the command's own says what it takes
+        import difflib
+
+        command = command_parser(parser, argv)
+        flags = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
+        typos = [(u, difflib.get_close_matches(u.split("=")[0], flags, n=1)) for u in unknown if u.startswith("--")]
+        hint = "".join(f" ({u}: did you mean {close[0]}?)" for u, close in typos if close)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -200,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             keep_freed_memory()
         result = args.handler(args)
     except StaticvecError as exc:
-        print(f"staticvec {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{command_parser(parser, argv).prog}: error: {exc}", file=sys.stderr)  # e.g. staticvec corpus tokenize
         return 2
     return int(result or 0)
 

@@ -13,8 +13,6 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-import yaml
-
 from staticvec.errors import StaticvecError
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
@@ -37,13 +35,15 @@ def deep_merge(base: dict, override: dict) -> dict:
 
 
 def load_yaml(path: str | os.PathLike) -> Any:
+    """A config file, sheet or schema, read by the package's one YAML loader (``staticvec.yaml_files``: a key
+    given twice is an error naming the file, the key and both lines; malformed YAML names the file)."""
+    from staticvec.yaml_files import YamlFileError
+    from staticvec.yaml_files import load_yaml as load
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        return load(path)
+    except YamlFileError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def load_config(paths: Iterable[str | os.PathLike]) -> dict:
@@ -55,6 +55,15 @@ def load_config(paths: Iterable[str | os.PathLike]) -> dict:
             raise ConfigError(f"{path}: a config file must be a mapping of keys to values")
         config = deep_merge(config, data)
     return config
+
+
+def check_config_files(paths: Iterable[str | os.PathLike]) -> None:
+    """Read each config file Snakemake was given (``workflow.configfiles``: config/config.yaml and every
+    ``--configfile`` overlay) with the package's loader. Snakemake's own loader keeps the last of two equal
+    keys, so a second ``corpus:`` block of an overlay would silently drop the first; here it is an error naming
+    the file, the key and both lines, before any job."""
+    for path in paths:
+        load_yaml(path)
 
 
 def config_schema() -> dict:
@@ -170,6 +179,14 @@ def _check_cross_fields(config: dict) -> list[str]:
         # "" plans every output at the filesystem root (Snakemake joins "" + "/corpus/...")
         problems.append(f"config key 'results_dir' = {results_dir!r}: give a directory (relative to the repository, "
                         f"or absolute), not the empty string or /")
+    elif isinstance(results_dir, str):
+        problems += _check_results_dir(results_dir)
+    teacher = config.get("teacher") or {}
+    models, default = teacher.get("models"), teacher.get("default")
+    if isinstance(models, dict) and isinstance(default, str) and default not in models:
+        # checked here, before the sheets: otherwise every teacher-based row is blamed for it
+        problems.append(f"config key 'teacher.default' = {default!r} is not a teacher of teacher.models "
+                        f"({', '.join(models)}): name one of them, or add {default!r} under teacher.models")
     corpus = config.get("corpus", {})
     lo, hi = corpus.get("min_sentence_tokens"), corpus.get("max_sentence_tokens")
     if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
@@ -190,6 +207,43 @@ def _check_cross_fields(config: dict) -> list[str]:
             problems.append(f"config key 'evaluation.tasks': unknown task or data set {', '.join(map(repr, unknown))}; "
                             f"known tasks: {', '.join(TASKS)}; data sets: {', '.join(DATASETS)}")
     return problems
+
+
+def _tracked_files(root: Path, rel: Path) -> bool:
+    """Whether git tracks a file under ``root/rel`` (False where ``root`` is not a git checkout)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", str(root), "ls-files", "--", str(rel)], capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and bool(done.stdout.strip())
+
+
+def _check_results_dir(results_dir: str, root: Path | None = None) -> list[str]:
+    """A run's folder is not one the repository keeps: not the repository (or a folder holding it), not the
+    committed reference runs (``results/reference/``), not inside a folder of tracked files."""
+    root = (root or REPO_ROOT).resolve()
+    where = resolve_path(results_dir.strip(), root).resolve()
+    key = f"config key 'results_dir' = {results_dir!r}"
+    fix = "use a folder of its own, e.g. results/<name> (ignored by git) or one outside the repository"
+    if where == root or root.is_relative_to(where):
+        return [f"{key}: is the repository{'' if where == root else ' or holds it'}; a run writes corpus/, logs/, "
+                f"tables/, benchmarks/ ... there, among the repository's own files: {fix}"]
+    if not where.is_relative_to(root):
+        return []
+    rel = where.relative_to(root)
+    if rel.parts[:2] == ("results", "reference"):
+        return [f"{key}: is inside results/reference/, the committed reference runs (written only by `make "
+                f"reference`): a run there overwrites them; {fix}"]
+    top = Path(rel.parts[0])
+    if top != Path("results") and _tracked_files(root, top):
+        return [f"{key}: is inside {top}/, a folder of the repository's tracked files: the run's outputs would mix "
+                f"with them; {fix}"]
+    if _tracked_files(root, rel):
+        return [f"{key}: holds files tracked by git; a run there would overwrite them; {fix}"]
+    return []
 
 
 def _check_corpus(corpus: dict) -> list[str]:

@@ -372,6 +372,10 @@ def word_level_tokenizer(words: Sequence[str]):
     return tokenizer
 
 
+#: the marker kind of a Model2Vec directory written by :func:`save_model2vec` (``staticvec export --model2vec``)
+MODEL2VEC_KIND = "model2vec export"
+
+
 def save_model2vec(emb: Embeddings, path: str | os.PathLike, readme: str | None = None) -> None:
     """``emb`` as a Model2Vec model directory, written by the library (``StaticModel.save_pretrained``: weights,
     tokenizer, config, sentence-transformers' modules.json) with ``readme`` as its model card.
@@ -389,7 +393,7 @@ def save_model2vec(emb: Embeddings, path: str | os.PathLike, readme: str | None 
     config = {"model_type": "model2vec", "architectures": ["StaticModel"], "hidden_dim": emb.dim,
               "tokenizer_name": "word-level", "normalize": True}
     model = StaticModel(rows, tokenizer, config=config, normalize=True)
-    with atomic_directory(path) as tmp:
+    with atomic_directory(path, kind=MODEL2VEC_KIND) as tmp:
         model.save_pretrained(tmp)
         if readme is not None:
             (tmp / "README.md").write_text(readme, encoding="utf-8")

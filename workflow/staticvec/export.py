@@ -144,6 +144,15 @@ def export(vectors: str | Path, keyedvectors: str | Path | None = None, model2ve
     """Write ``vectors`` (any format :class:`Embeddings` reads) as the formats asked for; returns what was written."""
     if keyedvectors is None and model2vec is None:
         raise StaticvecError("export: nothing to write (give a KeyedVectors file and/or a Model2Vec directory)")
+    # both targets checked before anything is read or written: a folder staticvec did not write is never replaced
+    if keyedvectors is not None and Path(keyedvectors).is_dir():
+        raise StaticvecError(f"{keyedvectors}: is a folder; --keyedvectors names the file to write (e.g. "
+                             f"{Path(keyedvectors) / 'vectors.kv'})")
+    if model2vec is not None:
+        from staticvec.embeddings import MODEL2VEC_KIND
+        from staticvec.files import check_replaceable
+
+        check_replaceable(model2vec, MODEL2VEC_KIND)
     emb = Embeddings.load(vectors)
     written = {"vectors": str(vectors), "words": len(emb), "dim": emb.dim}
     if keyedvectors is not None:

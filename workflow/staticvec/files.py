@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
-from staticvec.errors import InputFileError
+from staticvec.errors import InputFileError, StaticvecError
 
 _COMPRESSED_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
@@ -99,21 +99,96 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
+#: the marker an atomic directory writer leaves in its output: what wrote it (``kind``) and every path it
+#: holds, so that a later write may replace that folder (its own files) and no other
+OUTPUT_MARKER = ".staticvec-output.json"
+
+
+def _entries(folder: Path) -> list[str]:
+    """Every file and folder under ``folder``, as sorted paths relative to it (the marker left out)."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.name != OUTPUT_MARKER or p.parent != folder)
+
+
+def check_replaceable(target: str | os.PathLike, kind: str) -> None:
+    """Raise :class:`StaticvecError` unless writing a ``kind`` directory at ``target`` removes nothing that
+    staticvec did not write: ``target`` is absent, an empty folder, or a previous ``kind`` output (its marker
+    :data:`OUTPUT_MARKER`) holding only the files that output wrote."""
+    target = Path(target)
+    fix = "give a new or empty folder, or remove this one yourself"
+    if not (target.exists() or target.is_symlink()):
+        return
+    if target.is_symlink() or not target.is_dir():
+        raise StaticvecError(f"{target}: exists and is not a folder; refusing to replace it with a {kind} "
+                             f"folder ({fix})")
+    where = Path(os.path.abspath(target))
+    if where in (Path.cwd(), Path.home()) or where.parent == where:
+        raise StaticvecError(f"{target}: is the working directory, the home folder or a root; refusing to replace "
+                             f"it with a {kind} folder (name a new folder inside it)")
+    present = _entries(target)
+    if not present:
+        return
+    marker = target / OUTPUT_MARKER
+    record = None
+    if marker.is_file():
+        try:
+            record = json.loads(marker.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            record = None
+    if not isinstance(record, dict) or not isinstance(record.get("files"), list):
+        raise StaticvecError(f"{target}: folder exists and was not written by staticvec ({len(present)} entries, "
+                             f"e.g. {present[0]!r}); refusing to replace it with a {kind} folder ({fix})")
+    if record.get("kind") != kind:
+        raise StaticvecError(f"{target}: holds a staticvec {record.get('kind')!r} output, not a {kind} one; "
+                             f"refusing to replace it ({fix})")
+    foreign = sorted(set(present) - set(map(str, record["files"])))
+    if foreign:
+        raise StaticvecError(f"{target}: a previous {kind} output, but it now also holds files staticvec did not "
+                             f"write ({', '.join(map(repr, foreign[:3]))}{' …' if len(foreign) > 3 else ''}); "
+                             f"refusing to replace it (move those files out, or give a new folder)")
+
+
+def replace_directory(tmp: str | os.PathLike, target: str | os.PathLike, kind: str) -> None:
+    """Move the finished folder ``tmp`` onto ``target`` (see :func:`check_replaceable`), leaving the marker of a
+    ``kind`` output in it; a previous output there is removed only once the new one is in place."""
+    import shutil
+
+    tmp, target = Path(tmp), Path(target)
+    check_replaceable(target, kind)
+    from staticvec import __version__
+
+    (tmp / OUTPUT_MARKER).write_text(json.dumps({"kind": kind, "written_by": f"staticvec {__version__}",
+                                                 "files": _entries(tmp)}, indent=1) + "\n", encoding="utf-8")
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp creates 0700
+    if not target.exists():
+        os.replace(tmp, target)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+    os.replace(target, old / "previous")  # our own output (checked above), or an empty folder
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        os.replace(old / "previous", target)
+        shutil.rmtree(old, ignore_errors=True)
+        raise
+    shutil.rmtree(old)
+
+
 @contextlib.contextmanager
-def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary directory beside ``target``; on success it replaces ``target`` (a directory of
-    files written by a library, e.g. a Model2Vec model). On an exception it is removed, ``target`` untouched."""
+def atomic_directory(target: str | os.PathLike, kind: str) -> Iterator[Path]:
+    """Yield a temporary directory beside ``target``; on success it becomes ``target`` (a directory of files
+    written by a library, e.g. a Model2Vec model), marked as a ``kind`` output. ``target`` must be absent,
+    empty or a previous ``kind`` output holding only its own files (:func:`check_replaceable`, checked before
+    anything is written and again at the end): a command never removes what it did not write. On an
+    exception the temporary directory is removed, ``target`` untouched."""
     import shutil
 
     target = Path(target)
+    check_replaceable(target, kind)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         yield tmp
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp creates 0700
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
+        replace_directory(tmp, target, kind)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

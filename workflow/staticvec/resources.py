@@ -77,14 +77,15 @@ class Registry:
     @classmethod
     def load(cls, path: str | os.PathLike, root: str | os.PathLike | None = None) -> "Registry":
         """Read the registry; checksum files are resolved relative to ``root`` (repo root)."""
-        import yaml
+        from staticvec.yaml_files import YamlFileError, load_yaml
 
         root = Path(root) if root else Path.cwd()
+        if not Path(path).exists():
+            raise ResourceError(f"{path}: resource registry not found")
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = yaml.safe_load(fh) or {}
-        except FileNotFoundError:
-            raise ResourceError(f"{path}: resource registry not found") from None
+            data = load_yaml(path) or {}
+        except YamlFileError as exc:
+            raise ResourceError(str(exc)) from None
         groups = {}
         for gid, spec in data.items():
             unknown = set(spec) - REGISTRY_KEYS

@@ -195,3 +195,77 @@ def _check_length(size: int, path, lineno: int, style: str) -> None:
         hint = (" (no blank line between paragraphs: set corpus.paragraphs: lines if each line is a paragraph)"
                 if style == "blank_lines" else "")
         raise InputFileError(path, f"a paragraph of over {MAX_PARAGRAPH_CHARS:,} characters starts here{hint}", lineno)
+
+
+# ---------------------------------------------------------------- the plan-time look at an input
+
+#: how many lines of an input's first file the plan reads to tell its format
+SNIFF_LINES = 20
+_WIKI_DOC = re.compile(r"^<doc[\s>]")
+
+
+def _json_object_line(line: str) -> bool:
+    text = line.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def format_problem(source: str | os.PathLike, fmt: SourceFormat) -> str | None:
+    """What the first lines of an input (a file, or a directory's first file) show that ``fmt`` cannot read,
+    in words naming ``corpus.format`` and the fix; None when they look right. Only the first
+    :data:`SNIFF_LINES` lines are read: the plan reads no corpus, and the tokenize job checks every line.
+
+    Told apart: an empty file or a directory with no file to read (or only empty ones); JSON objects read
+    as ``text``; ``<doc>`` files read as ``text``; no ``<doc`` line under ``wikiextractor``; lines that are
+    not JSON objects under ``jsonl``."""
+    source = Path(source)
+    if fmt.format == "wikiextractor" and source.is_dir() and not any(source.rglob("wiki_*")):
+        others = [p for p in source.rglob("*") if p.is_file() and not p.name.startswith(".")]
+        if others:
+            return (f"a directory of {len(others)} file(s) and no wiki_* file, but corpus.format is 'wikiextractor' "
+                    "(the default, for Wikipedia's extracted files): for your own files set corpus.format: text "
+                    "(one document per file) or jsonl")
+    try:
+        files = input_files(source, fmt)
+    except InputFileError as exc:
+        return exc.problem + ("" if exc.problem == "file not found" else f" (corpus.format: {fmt.format})")
+    sized = [p for p in files if p.stat().st_size > 0]
+    if not sized:
+        return ("an empty file" if files == [source] else f"every one of its {len(files)} file(s) is empty") + \
+            ": nothing to tokenize"
+    first = sized[0]
+    try:
+        lines = []
+        for lineno, line in text_lines(first):
+            if line.strip():
+                lines.append((lineno, line))
+            if len(lines) >= SNIFF_LINES or lineno >= 10 * SNIFF_LINES:
+                break
+    except InputFileError as exc:
+        return f"{exc}"  # binary or invalid UTF-8: named with its line
+    where = "" if first == source else f"{first}: "
+    if not lines:
+        return f"{where}only blank lines: nothing to tokenize"
+    lineno, line = lines[0]
+    if fmt.format == "text":
+        if _json_object_line(line):
+            return (f"{where}line {lineno} is a JSON object, but corpus.format is 'text' (its words would be "
+                    "trained as '{', '\"text\":' ...): set corpus.format: jsonl")
+        if _WIKI_DOC.match(line):
+            return (f"{where}line {lineno} opens a wikiextractor <doc>, but corpus.format is 'text': set "
+                    "corpus.format: wikiextractor")
+    elif fmt.format == "wikiextractor":
+        if not any(_WIKI_DOC.match(text) for _, text in lines):
+            seen = "JSON objects" if _json_object_line(line) else "text"
+            fix = "jsonl" if seen == "JSON objects" else "text"
+            return (f"{where}no <doc ...> line in its first {len(lines)} non-blank lines ({seen}), but corpus.format "
+                    f"is 'wikiextractor' (the default, for Wikipedia's extracted files): set corpus.format: {fix}")
+    elif fmt.format == "jsonl":
+        if not _json_object_line(line):
+            return (f"{where}line {lineno} is not a JSON object, but corpus.format is 'jsonl': set corpus.format: "
+                    + ("wikiextractor" if _WIKI_DOC.match(line) else "text"))
+    return None

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Iterator
 
 from staticvec.errors import InputFileError
-from staticvec.files import open_any
+from staticvec.files import check_replaceable, open_any, replace_directory
 
 log = logging.getLogger(__name__)
 
+#: the marker kind of a folder of wikiextractor files (``extract_dump``)
+EXTRACT_KIND = "wikiextractor extract"
 _DOC_OPEN = re.compile(r'^<doc id="([^"]*)"(?: url="[^"]*")?(?: title="([^"]*)")?[^>]*>\s*$')
 
 
@@ -135,6 +137,7 @@ def extract_dump(dump: str | os.PathLike, out_dir: str | os.PathLike, processes:
     from wikiextractor import WikiExtractor
 
     out_dir = Path(out_dir)
+    check_replaceable(out_dir, EXTRACT_KIND)  # before hours of extraction: a folder staticvec did not write stays
     tmp_dir = out_dir.with_name(f".{out_dir.name}.tmp")
     if tmp_dir.exists():
         import shutil
@@ -175,11 +178,7 @@ def extract_dump(dump: str | os.PathLike, out_dir: str | os.PathLike, processes:
     if not files:
         what = f"part {part} of {parts} of " if part_file is not None else ""
         raise InputFileError(dump, f"wikiextractor found no articles in {what}the dump (not a pages-articles dump?)")
-    if out_dir.exists():
-        import shutil
-
-        shutil.rmtree(out_dir)
-    os.replace(tmp_dir, out_dir)
+    replace_directory(tmp_dir, out_dir, EXTRACT_KIND)
     return sorted(p for p in out_dir.rglob("wiki_*") if p.is_file())
 
 

@@ -18,6 +18,7 @@ system that Snakemake's remote execution requires), never from a path baked in a
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
 import sys
@@ -69,3 +70,32 @@ def put_command_first_on_path(environ=os.environ, executable: str = sys.executab
     if path.split(os.pathsep)[0] != str(directory):
         environ["PATH"] = f"{directory}{os.pathsep}{path}" if path else str(directory)
     return directory
+
+
+def use_checkout_package(basedir: str | os.PathLike, environ=os.environ) -> Path:
+    """Make the jobs import the package of the checkout whose Snakefile runs (``basedir``/workflow), as the
+    planning does (common.smk puts it first on ``sys.path``): its folder goes first on the jobs'
+    ``PYTHONPATH``. Stop with one line where this process imported ``staticvec`` from elsewhere."""
+    import staticvec
+
+    package = (Path(basedir) / "workflow").resolve()
+    imported = Path(staticvec.__file__).resolve().parent.parent
+    if imported != package:
+        raise SystemExit(f"this Snakefile is in {Path(basedir).resolve()}, but the workflow imported staticvec from "
+                         f"{imported}: run Snakemake from the checkout whose package it should use, or "
+                         f"`pip install -e {Path(basedir).resolve()}`")
+    entries = [e for e in environ.get("PYTHONPATH", "").split(os.pathsep) if e and Path(e).resolve() != package]
+    environ["PYTHONPATH"] = os.pathsep.join([str(package), *entries])
+    return package
+
+
+@contextlib.contextmanager
+def plan_time_checks():
+    """Around the workflow's plan-time checks: a :class:`~staticvec.errors.StaticvecError` stops Snakemake with its
+    message alone (SystemExit: no traceback, no file and line of common.smk), before any job."""
+    from staticvec.errors import StaticvecError
+
+    try:
+        yield
+    except StaticvecError as exc:
+        raise SystemExit(f"staticvec: error: {exc}") from None

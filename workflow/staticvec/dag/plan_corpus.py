@@ -76,6 +76,27 @@ class CorpusPlan:
         self._corpus_inputs = inputs
         return inputs
 
+    def check_corpus_inputs(self) -> None:
+        """Your own corpus (``corpus.local_files``), before any job: one error naming every input whose first lines
+        ``corpus.format`` cannot read (JSON objects under ``text``, no ``<doc>`` under ``wikiextractor``), and
+        every empty file or directory (:func:`staticvec.corpus.formats.format_problem`). The registry's inputs are
+        checked by their checksums instead."""
+        corpus = self.config["corpus"]
+        if not corpus.get("local_files"):
+            return
+        from staticvec.corpus.formats import FORMATS, SourceFormat, format_problem
+
+        if corpus["format"] not in FORMATS:
+            return  # a dump of one's own (pages-articles): the extract job checks it is bz2 XML
+        jsonl = corpus.get("jsonl") or {}
+        fmt = SourceFormat(corpus["format"], corpus.get("paragraphs", "blank_lines"),
+                           jsonl.get("text_field", "text"), jsonl.get("id_field", "id"))
+        problems = [f"{item.path}: {problem}" for item in self.corpus_inputs()
+                    if (problem := format_problem(item.path, fmt)) is not None]
+        if problems:
+            raise StaticvecError("corpus inputs (config corpus.local_files) that cannot be read as configured:\n  - "
+                                 + "\n  - ".join(problems))
+
     def _dump_index(self, group: str, dump: Member) -> Member:
         """The multistream index published beside a dump (``…-multistream.xml.bz2`` ->
         ``…-multistream-index.txt.bz2``): it locates the bz2 streams that a dump part reads."""

@@ -5,6 +5,8 @@ teacher stage's feature files and passes are :mod:`staticvec.dag.teacher`'s, ``T
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from staticvec.dag.common import teacher_model
@@ -22,6 +24,40 @@ def _in_hub_cache(repo_id: str) -> bool:
         return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
     except Exception:  # noqa: BLE001 - not a valid repo id, or no hub library: not cached
         return False
+
+
+#: the files a transformers model folder keeps its weights in (save_pretrained: one file, or shards and an index)
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
+                "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
+
+
+def local_model_problem(model: str) -> str | None:
+    """What is wrong with a teacher given as a local path, found without loading it; None where it looks like a
+    model folder, a .gguf file, an offline alias or a hub name. A relative path is relative to the repository
+    (where Snakemake runs); a name is taken for a hub id only when it is ``org/name`` and ``org`` is no local
+    folder."""
+    from staticvec.teacher.load import MINILM_ALIASES, SMOLLM2_ALIASES
+
+    if model.strip().lower() in MINILM_ALIASES or model.strip().lower() in SMOLLM2_ALIASES:
+        return None
+    path = Path(os.path.expanduser(model))
+    if path.is_file():
+        if path.suffix == ".gguf":
+            return None
+        return (f"{path} is a file, not a model folder: give the folder holding config.json, the weights and the "
+                "tokenizer (save_pretrained writes one), or a .gguf file")
+    if path.is_dir():
+        if (path / "config.json").exists() and not any((path / name).exists() for name in WEIGHT_FILES) \
+                and not any(path.glob("*.safetensors")):
+            return (f"{path} has config.json but no weights ({', '.join(WEIGHT_FILES[:2])}): save the model itself "
+                    "there (model.save_pretrained), not only its config and tokenizer")
+        return None
+    parts = Path(model).parts
+    looks_local = model.startswith((".", "/", "~")) or len(parts) > 2 or (len(parts) == 2 and Path(parts[0]).is_dir())
+    if looks_local:
+        return (f"no such file or directory: {path.resolve()} (a relative path is relative to the repository, where the workflow "
+                "runs): put the model there (model.save_pretrained) or correct the path")
+    return None
 
 
 class TeachersPlan:
@@ -53,6 +89,10 @@ class TeachersPlan:
         for tid in self.teachers_used():
             model = self.teacher_model(tid)
             where = f"config key 'teacher.models.{tid}' = {model!r}"
+            problem = local_model_problem(model)
+            if problem is not None:
+                problems.append(f"{where}: {problem}")
+                continue
             try:
                 source = resolve_teacher(model)
             except StaticvecError as exc:
@@ -63,6 +103,9 @@ class TeachersPlan:
                     check_tokenizer(model)
                 except StaticvecError as exc:
                     problems.append(f"{where}: {exc}")
+                except Exception as exc:  # noqa: BLE001 - transformers' own errors on a malformed tokenizer file
+                    problems.append(f"{where}: cannot load its tokenizer from {source.path} "
+                                    f"({type(exc).__name__}: {exc})")
                 continue
             if offline and not _in_hub_cache(model):
                 problems.append(f"{where}: not a local directory and not in the Hugging Face cache "

@@ -406,6 +406,7 @@ class RuleFunctions:
     def export_inputs(self, wildcards) -> dict:
         """The vectors of one seed, the run's provenance and that seed's intrinsic results (the card's scores)."""
         W = self.W
+        W.check_export(wildcards.emb, wildcards.seed)  # an id of the sheet, a seed the run trains: before any job
         scores = W.export_scores(wildcards.emb, wildcards.seed)
         return {"vectors": W.embedding(wildcards.emb, wildcards.seed), "provenance": W.provenance_file,
                 **{f"scores_{protocol}": path for protocol, path in scores.items()}}

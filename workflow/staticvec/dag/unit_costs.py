@@ -19,7 +19,6 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
 from staticvec.errors import InputFileError
 
@@ -89,12 +88,13 @@ class UnitCosts:
 
     @classmethod
     def load(cls, path: str | Path) -> "UnitCosts":
+        from staticvec.yaml_files import parse_yaml
+
         try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+            text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise InputFileError(path, f"unreadable unit-cost file ({exc.strerror})") from None
-        except yaml.YAMLError as exc:
-            raise InputFileError(path, f"not YAML ({exc})") from None
+        data = parse_yaml(text, str(path))  # a key given twice is an error, as in every YAML file of the package
         return cls(data or {}, path)
 
     def value(self, name: str, *keys: str):

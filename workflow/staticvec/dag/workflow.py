@@ -104,6 +104,13 @@ class Workflow(ResourcesPlan, CorpusPlan, TeachersPlan, EmbeddingsPlan, AsePlan,
             raise StaticvecError(f"config targets.{kind}: {unknown} are not in the {kind} sheet; known: {', '.join(available)}")
         return list(chosen)
 
+    def check_sheets(self) -> None:
+        """Read and check the four sheets (the embeddings sheet is read by ``__init__``), and the entries the
+        config's ``targets`` select of each: what ``staticvec config`` checks besides the schema."""
+        sheets = {"tables": list(self.tables), "figures": list(self.figures), "claims": list(self.claims_spec["claims"])}
+        for kind, available in sheets.items():
+            self.selected(kind, available)
+
     def final_targets(self) -> list[str]:
         return [self.manifest, self.vocab(), self.run_manifest, *self.table_targets(), *self.figure_targets(),
                 *self.summary_targets(), *self.claims_targets(), *self.corpus_scale_targets()]

@@ -70,4 +70,13 @@ def _costs(args) -> int:
     print(plan.markdown())
     if args.json:
         write_json(plan, args.json)
+    totals = plan.totals()
+    if totals["peak_disk_gb"] > totals["disk_budget_gb"]:
+        # a failing status, not a figure in the totals line: `make plan && make run` stops, and a script sees it;
+        # the whole plan is printed (and written) first
+        from staticvec.errors import StaticvecError
+
+        raise StaticvecError(f"the plan's peak disk, {totals['peak_disk_gb']:,.0f} GB, is over config key "
+                             f"'plan.disk_budget_gb' = {totals['disk_budget_gb']:,.0f} GB: free disk and raise the "
+                             "budget, or shrink the plan (teacher.cache: recompute keeps no teacher features)")
     return 0

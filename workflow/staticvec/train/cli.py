@@ -309,13 +309,16 @@ def _flag_type(hint):
     nullable = type(None) in types
 
     def parse(text: str):
-        import yaml
+        from staticvec.yaml_files import parse_yaml
 
         if nullable and text.strip().lower() in ("none", "null", ""):
             return None
         if types - {type(None)} == {str}:
             return text
-        return yaml.safe_load(text)
+        try:
+            return parse_yaml(text, repr(text))
+        except StaticvecError as exc:  # argparse's own "invalid value" usage error, naming the flag
+            raise ValueError(str(exc)) from None
 
     parse.__name__ = getattr(hint, "__name__", str(hint))
     return parse
@@ -438,6 +441,10 @@ def _library_job_start(args, method: str, params_cls):
 
     import torch
 
+    from staticvec.files import check_replaceable
+    from staticvec.train.model2vec import MODEL_DIR_KIND
+
+    check_replaceable(args.model_dir, MODEL_DIR_KIND)  # before the teacher is read, not after the fit
     modules, install = _LIBRARY_PACKAGES[method]
     try:
         for module in modules:

@@ -179,11 +179,16 @@ def encode_words(model, words, counts=None, batch_size: int = 4096):
     return Embeddings([words[i] for i in keep], vectors[keep], kept_counts), dropped
 
 
+#: the marker kind of the library's model directory (``--model-dir`` of ``staticvec train model2vec|tokenlearn``)
+MODEL_DIR_KIND = "model2vec library model"
+
+
 def save_model_dir(model, target: str | os.PathLike) -> None:
-    """``model.save_pretrained`` into a temporary directory beside ``target``, then renamed onto it."""
+    """``model.save_pretrained`` into a temporary directory beside ``target``, then renamed onto it (refused where
+    ``target`` is a folder staticvec did not write: :func:`staticvec.files.check_replaceable`)."""
     from staticvec.files import atomic_directory
 
-    with atomic_directory(target) as tmp:
+    with atomic_directory(target, kind=MODEL_DIR_KIND) as tmp:
         model.save_pretrained(tmp)
 
 
