@@ -45,7 +45,11 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 # never asked); 0 when it says false (config/paper.yaml: the papers' teachers download by name). A value given on the
 # command line or in the environment decides instead, e.g. HF_HUB_OFFLINE=1 on an air-gapped node with a mirrored
 # HF_HOME. Before .venv exists (make setup) it is 1.
-export HF_HUB_OFFLINE ?= $(shell $(abspath $(VENV))/bin/python -m staticvec.hub_offline config/config.yaml $(CONFIG) -- $(SNAKEMAKE_ARGS) 2>/dev/null || echo 1)
+# (computed once per make call: a recursive exported variable would run the helper for every recipe line)
+ifeq ($(origin HF_HUB_OFFLINE),undefined)
+HF_HUB_OFFLINE := $(shell $(abspath $(VENV))/bin/python -m staticvec.hub_offline config/config.yaml $(CONFIG) -- $(SNAKEMAKE_ARGS) 2>/dev/null || echo 1)
+endif
+export HF_HUB_OFFLINE
 
 .PHONY: setup run claims test target dry-run unlock resume report reference reference-claims plan
 

@@ -186,7 +186,7 @@ def test_the_makefile_names_a_malformed_config_file_before_snakemake(tmp_path):
 
 
 def test_snakemake_configfile_arguments_are_found():
-    from staticvec.cli import snakemake_configfiles
+    from staticvec.hub_offline import configfiles_of as snakemake_configfiles
 
     assert snakemake_configfiles(["--cores", "2", "--configfile", "a.yaml", "b.yaml", "-n", "--configfile=c.yaml",
                                   "--configfiles", "d.yaml", "--", "target"]) == ["a.yaml", "b.yaml", "c.yaml", "d.yaml"]

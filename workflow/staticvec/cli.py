@@ -79,28 +79,13 @@ def _register_config(subparsers) -> None:
     parser.set_defaults(handler=_config)
 
 
-def snakemake_configfiles(argv: list[str]) -> list[str]:
-    """The files of ``--configfile``/``--configfiles`` in Snakemake arguments (``--configfile A B``, ``=A``)."""
-    files, taking = [], False
-    for word in argv:
-        if word.startswith(("--configfile=", "--configfiles=")):
-            files.append(word.split("=", 1)[1])
-            taking = False
-        elif word in ("--configfile", "--configfiles"):
-            taking = True
-        elif word.startswith("-"):
-            taking = False
-        elif taking:
-            files.append(word)
-    return files
-
-
 def _config(args) -> int:
     from staticvec.config import check_config_files, load_config, validate_config
     from staticvec.dag.workflow import Workflow
+    from staticvec.hub_offline import configfiles_of
 
     if args.snakemake_args is not None:
-        check_config_files(["config/config.yaml", *snakemake_configfiles(args.snakemake_args)])
+        check_config_files(["config/config.yaml", *configfiles_of(args.snakemake_args)])
         return 0
     if not args.files:
         raise StaticvecError("name the config files to check (e.g. staticvec config config/config.yaml my.yaml)")
