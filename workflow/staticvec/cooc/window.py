@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from staticvec.background import prefetched
-from staticvec.cooc.store import ArraySource, CoocAccumulator, sort_reduce, vocab_fingerprint
+from staticvec.cooc.store import ArraySource, CoocAccumulator, _merge_two_kernel, sort_reduce, vocab_fingerprint
 from staticvec.errors import InputFileError, StaticvecError
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ _DENSE_FRACTION = 12  # 1 / this of the table's cells are held dense (the lowest
 _HASH_LOAD = 0.7  # the hash grows (doubles) beyond this share of its slots
 _HASH_FIRST_BITS = 16
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key × 2^64/φ
-_EMPTY = -1
+_EMPTY = 0  # a free slot: slots hold key + 1, so that a fresh (zeroed, lazily mapped) array is an empty hash
 
 
 # ---------------------------------------------------------------- dense table layout
@@ -94,11 +94,12 @@ def choose_max_product(vocab_size: int, table_entries: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def _hash_slot(keys, key, shift):
-    """The slot of ``key`` in the open-addressing hash (linear probing): where it is, or the empty slot it takes."""
+def _hash_slot(keys, tag, shift):
+    """The slot of ``tag`` (key + 1) in the open-addressing hash (linear probing): where it is, or the empty slot
+    it takes."""
     mask = keys.shape[0] - 1
-    q = np.int64((np.uint64(key) * _HASH_MULTIPLIER) >> np.uint64(shift))
-    while keys[q] != key and keys[q] != _EMPTY:
+    q = np.int64((np.uint64(tag) * _HASH_MULTIPLIER) >> np.uint64(shift))
+    while keys[q] != tag and keys[q] != _EMPTY:
         q = (q + 1) & mask
     return q
 
@@ -138,10 +139,10 @@ def _count_kernel(ids, offsets, s, k, window, inv_dist, table, row_start, row_li
                 if lo < n_rows and hi < row_limit[lo]:
                     table[row_start[lo] + hi - lo] += w
                 elif lo < full_rows and hi < full_limit[lo]:
-                    key = np.int64(lo) * vocab_size + hi
-                    q = _hash_slot(keys, key, shift)
+                    tag = np.int64(lo) * vocab_size + hi + 1
+                    q = _hash_slot(keys, tag, shift)
                     if keys[q] == _EMPTY:
-                        keys[q] = key
+                        keys[q] = tag
                         vals[q] = w
                         n_hash += 1
                     else:
@@ -173,8 +174,9 @@ def _to_full_table(table, row_start, row_limit, n_rows, keys, vals, vocab_size, 
             full[full_start[a] + c - a] = table[row_start[a] + c - a]
     for p in range(keys.shape[0]):
         if keys[p] != _EMPTY:
-            lo = keys[p] // vocab_size
-            hi = keys[p] - lo * vocab_size
+            key = keys[p] - 1
+            lo = key // vocab_size
+            hi = key - lo * vocab_size
             full[full_start[lo] + hi - lo] = vals[p]
 
 
@@ -279,15 +281,22 @@ def _table_emit(table, row_start, row_limit, n_rows, r0, r1, total, out_i, out_j
 
 
 class _TableSource:
-    """The dense table as a sorted merge source (mirrored on the fly)."""
+    """The table as a sorted merge source: its dense part mirrored on the fly, with its hashed cells (sorted
+    symmetric records, ``hashed``) merged in row by row (the two hold different pairs). The arrays returned by
+    :meth:`rows` are reused by the next call (the merge consumes each block before it asks for the next): a
+    block's output is not fresh memory to fault in every time."""
 
-    def __init__(self, counter: "WindowCounter"):
+    def __init__(self, counter: "WindowCounter", hashed=None):
         self.c = counter
         self.total = _table_row_nnz(
             counter.table, counter.row_start, counter.row_limit, counter.n_rows, counter.vocab_size
         )
+        self.hashed = hashed if hashed is not None and len(hashed[0]) else None
         self.cum = np.zeros(counter.vocab_size + 1, np.int64)
         np.cumsum(self.total, out=self.cum[1:])
+        if self.hashed is not None:
+            self.cum[1:] += np.cumsum(np.bincount(self.hashed[0], minlength=counter.vocab_size))
+        self._buffers = {}
 
     def __len__(self) -> int:
         return int(self.cum[-1])
@@ -295,15 +304,30 @@ class _TableSource:
     def count_before(self, row: int) -> int:
         return int(self.cum[min(row, self.c.vocab_size)])
 
+    def _arrays(self, name: str, n: int):
+        arrays = self._buffers.get(name)
+        if arrays is None or len(arrays[0]) < n:
+            arrays = (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.float32))
+            self._buffers[name] = arrays
+        return tuple(a[:n] for a in arrays)
+
     def rows(self, r0: int, r1: int):
         n = self.count_before(r1) - self.count_before(r0)
-        out_i = np.empty(n, np.int32)
-        out_j = np.empty(n, np.int32)
-        out_x = np.empty(n, np.float32)
         c = self.c
+        if self.hashed is None:
+            h0 = h1 = 0
+        else:
+            h0, h1 = np.searchsorted(self.hashed[0], [r0, r1])
+        out_i, out_j, out_x = self._arrays("dense" if h0 == h1 else "emit", n - (h1 - h0))
         m = _table_emit(c.table, c.row_start, c.row_limit, c.n_rows, r0, r1, self.total, out_i, out_j, out_x)
-        assert m == n
-        return out_i, out_j, out_x
+        assert m == n - (h1 - h0)
+        if h0 == h1:
+            return out_i, out_j, out_x
+        mi, mj, mx = self._arrays("merged", n)
+        hi, hj, hx = (a[h0:h1] for a in self.hashed)
+        m = _merge_two_kernel(out_i, out_j, out_x, hi, hj, hx, c.vocab_size, mi, mj, mx)
+        assert m == n  # no pair in both
+        return mi, mj, mx
 
 
 # ---------------------------------------------------------------- counter
@@ -386,8 +410,8 @@ class WindowCounter:
         """An empty hash of 2^bits slots (bits 0: none, every table cell is dense)."""
         self.hash_bits = bits
         self.hash_peak_bits = max(getattr(self, "hash_peak_bits", 0), bits)  # the largest the hash has been
-        self.keys = np.full(1 << bits, _EMPTY, np.int64)
-        self.vals = np.zeros(1 << bits, np.float64)
+        self.keys = zeros_hugepages(1 << bits, np.int64)  # all _EMPTY
+        self.vals = zeros_hugepages(1 << bits, np.float64)
         self.n_hash = 0
         self.hash_limit = int(_HASH_LOAD * (1 << bits)) if bits else 1 << 62  # no hash: never full
 
@@ -453,7 +477,7 @@ class WindowCounter:
     def _hashed_cells(self):
         """The hash's cells as sorted symmetric records (mirrored as the table's are); the hash is freed."""
         full = self.keys != _EMPTY
-        keys = self.keys[full]
+        keys = self.keys[full] - 1
         vals = self.vals[full]
         self._new_hash(0)
         order = np.argsort(keys)
@@ -469,9 +493,7 @@ class WindowCounter:
 
     def finish(self, out: str | os.PathLike, vocab_sha256: str | None = None, meta: dict | None = None) -> dict:
         """Merge the table, the buffer and the spilled runs into the store ``out``."""
-        sources = [_TableSource(self)]
-        if self.n_hash:
-            sources.append(ArraySource(*self._hashed_cells()))
+        sources = [_TableSource(self, self._hashed_cells() if self.n_hash else None)]
         if self.n_over:
             sources.append(ArraySource(*self._reduced_overflow()))
             self.n_over = 0

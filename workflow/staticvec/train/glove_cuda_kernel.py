@@ -25,7 +25,8 @@ WARPS_PER_BLOCK = 1 if SIMULATED else 4  # 128 threads a block on a GPU
 def fused_epoch(ci, cj, cx, block_order, span, n_workers, rounds, W, b, gW, gb, vocab_size, x_max, alpha, lr, bias_scale, clip,
                 costs, counts):
     """glove.c's per-entry update of the entries at positions worker, worker + n_workers, ... of the visiting order
-    (position p: entry ``block_order[p // span] * span + p % span``), ``rounds`` of them per worker; the workers update
+    (position p: entry ``block_order[p // span] * span + p % span``), ``rounds`` of them per worker (the first ``n_workers``
+    warps of the grid work; the last block's spare ones pass its barriers only); the workers update
     the parameters in place without locks (Hogwild, as glove.c's threads). Each worker's cost and entry count go to
     ``costs[worker]``, ``counts[worker]``."""
     lane = cuda.threadIdx.x % LANES
