@@ -317,7 +317,7 @@ class _TableSource:
         if self.hashed is None:
             h0 = h1 = 0
         else:
-            h0, h1 = np.searchsorted(self.hashed[0], [r0, r1])
+            h0, h1 = np.searchsorted(self.hashed[0], np.array([r0, r1], np.int32))  # (CoocStore.count_before)
         out_i, out_j, out_x = self._arrays("dense" if h0 == h1 else "emit", n - (h1 - h0))
         m = _table_emit(c.table, c.row_start, c.row_limit, c.n_rows, r0, r1, self.total, out_i, out_j, out_x)
         assert m == n - (h1 - h0)
