@@ -1,5 +1,5 @@
-"""Do the two GloVe engines optimise alike? Cost per iteration of the numba (CPU, per-entry)
-engine against the torch (mini-batch, CUDA) engine on one store.
+"""Do the GloVe engines optimise alike? Cost per iteration of the numba (CPU, per-entry)
+engine against the torch (mini-batch, CUDA) engine on one store, and on CUDA the fused kernel's.
 
     python benchmarks/glove_engines.py STORE VOCAB [--batch-sizes 65536 8192] [--device cpu|cuda]
 """
@@ -32,6 +32,8 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO)
     vocab = Vocabulary.load(args.vocab, min_count=args.min_count)
     runs = [("numba", 0, "cpu")] + [("torch", b, args.device) for b in args.batch_sizes]
+    if args.device.startswith("cuda"):  # the fused kernel (per entry, Hogwild warps); on cpu: numba's slow simulator
+        runs.append(("kernel", 0, args.device))
     for engine, batch, device in runs:
         cfg = GloveConfig(dim=args.dim, iterations=args.iterations, x_max=10, bias_lr_scaled=False, grad_clip=100,
                           threads=args.threads, seed=1, batch_size=max(batch, 1), device=device)

@@ -8,6 +8,15 @@ alike: the new kernel computes in float32 and prefetches, the arithmetic is glov
 Each round trains ``--iterations`` iterations from the same initial state with the old kernel,
 then with the new one (A B A B …, so a drift of the machine's speed hits both); the first
 iteration of the first round (compilation) is not counted.
+
+``--cuda``: the CUDA engines instead, the fused kernel (``cuda_engine: kernel``) against the torch
+mini-batch engine it replaces (``cuda_engine: torch``), rounds interleaved likewise, on a store or on a
+synthetic one (gpu_check.py's: ``--entries``, ``--words``), with the kernel's memory-bandwidth limit
+(staticvec.train.glove_cuda: bytes per entry 32·d + 44) at the device's measured copy bandwidth and at
+``--spec-tb-s`` (H200: 4.8)::
+
+    PYTHONPATH=workflow python benchmarks/glove_kernel.py --cuda --entries 50000000 --words 400000 [--dim 300]
+    PYTHONPATH=workflow python benchmarks/glove_kernel.py --cuda --smoke   # numba's CUDA simulator, CPU, seconds
 """
 
 from __future__ import annotations
@@ -53,7 +62,15 @@ def main(argv=None) -> int:
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="threads of both kernels (Hogwild above 1)")
+    parser.add_argument("--cuda", action="store_true", help="the CUDA engines: fused kernel against torch")
+    parser.add_argument("--entries", type=int, default=0, help="--cuda: a synthetic store of this many entries")
+    parser.add_argument("--words", type=int, default=400_000, help="--cuda: the synthetic store's vocabulary")
+    parser.add_argument("--batch-size", type=int, default=65536, help="--cuda: the torch engine's batch")
+    parser.add_argument("--spec-tb-s", type=float, default=4.8, help="--cuda: the device's specified bandwidth")
+    parser.add_argument("--smoke", action="store_true", help="--cuda on the CPU (numba's simulator), tiny store")
     args = parser.parse_args(argv)
+    if args.cuda:
+        return cuda_main(args)
     store = CoocStore(args.store)
     records = np.asarray(store.records)[np.random.default_rng([args.seed, 1]).permutation(store.n_entries)]
     i, j, x = (np.ascontiguousarray(records[k]) for k in ("i", "j", "x"))
@@ -85,6 +102,61 @@ def main(argv=None) -> int:
               f"{', '.join(f'{c:.6f}' for c in costs[side])} |")
     print(f"\nnew / old, medians: {np.median(speed['new']) / np.median(speed['old']):.2f}x; "
           f"load {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+def cuda_main(args) -> int:
+    """The fused kernel against the torch engine, A B A B, each round from GloVe's initialisation."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gpu_check import copy_bandwidth, synthetic_store
+
+    from staticvec.train.glove import GloveConfig, _run_torch
+    from staticvec.train.glove_cuda import bytes_per_entry, entries_per_s_limit, run_kernel
+
+    device = "cpu" if args.smoke else "cuda"
+    with tempfile.TemporaryDirectory() as work:
+        if args.smoke:
+            args.entries, args.words, args.dim, args.rounds, args.iterations = 2000, 500, 16, 1, 2
+        if args.entries:
+            store = synthetic_store(Path(work) / "synthetic.cooc", args.words, args.entries)
+        else:
+            store = CoocStore(args.store)
+        records = store.records
+        cfg = GloveConfig(dim=args.dim, iterations=args.iterations, seed=args.seed, device=device,
+                          batch_size=args.batch_size, shuffle_memory_gb=64.0)
+        engines = {"kernel": lambda state, on_it: run_kernel(state, records, cfg, device, on_it),
+                   "torch": lambda state, on_it: _run_torch(state, records, cfg, device, on_it)}
+        print(f"{store.path.name}: {len(records):,} entries, {store.vocab_size:,} words, dim {args.dim}, device {device}; "
+              f"load {os.getloadavg()[0]:.2f}", flush=True)
+        speed = {side: [] for side in engines}
+        costs = {side: [] for side in engines}
+        for round_ in range(args.rounds):
+            for side, run in engines.items():
+                state = new_glove.init_state(store.vocab_size, args.dim, args.seed)
+                stamps = [time.perf_counter()]
+
+                def on_iteration(cost, side=side, stamps=stamps):
+                    state.iteration += 1  # the engines' loop runs to cfg.iterations
+                    stamps.append(time.perf_counter())  # the engines synchronise (costs read back) each iteration
+                    if round_ == 0:
+                        costs[side].append(cost)
+
+                run(state, on_iteration)
+                laps = np.diff(stamps)
+                speed[side] += [len(records) / s / 1e6 for s in (laps if round_ else laps[1:])]  # the 1st: compiling
+        bandwidth = copy_bandwidth(device, (1 << 20) if args.smoke else (1 << 30))
+    per = bytes_per_entry(args.dim)
+    print("\n| CUDA engine | M entries/s, min | median | max | mean cost per iteration |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for side, values in speed.items():
+        print(f"| {side} | {min(values):.2f} | {np.median(values):.2f} | {max(values):.2f} | "
+              f"{', '.join(f'{c:.6f}' for c in costs[side])} |")
+    kernel = np.median(speed["kernel"]) * 1e6
+    print(f"\nkernel / torch, medians: {np.median(speed['kernel']) / np.median(speed['torch']):.2f}x")
+    print(f"bandwidth limit: {per:,} bytes an entry at {args.dim}-d (32·d + 44); measured copy bandwidth "
+          f"{bandwidth / 1e12:.2f} TB/s -> {entries_per_s_limit(args.dim, bandwidth) / 1e6:.1f}M entries/s "
+          f"(kernel at {kernel / entries_per_s_limit(args.dim, bandwidth):.1%}); spec {args.spec_tb_s} TB/s -> "
+          f"{entries_per_s_limit(args.dim, args.spec_tb_s * 1e12) / 1e6:.1f}M entries/s; load {os.getloadavg()[0]:.2f}")
     return 0
 
 

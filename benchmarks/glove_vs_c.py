@@ -15,6 +15,13 @@ Usage (from the repository root)::
 
     python benchmarks/glove_prepare_text.py ../shared/data/corpus/enwiki-2015/AA benchmarks/work/aa.txt
     python benchmarks/glove_vs_c.py --text benchmarks/work/aa.txt --glove-c ../bench-glove-c/build
+
+``--old-code REV``: our counting at an older revision too (its ``workflow/`` from ``git archive``), run
+between C's and ours, and its store compared with ours byte for byte (``old_store_identical``);
+``--counting-only``: no training (``cooccur`` against ``staticvec cooc window``, the memory comparison; run it
+twice and take the second run, whose numba caches are warm for both revisions)::
+
+    python benchmarks/glove_vs_c.py --text benchmarks/work/aa.txt --counting-only --old-code main --work benchmarks/work/count
 """
 
 from __future__ import annotations
@@ -109,6 +116,8 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="cpu", help="our trainer's device (cuda: report throughput)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip", nargs="*", default=[], choices=["c", "ours"], help="reuse a previous run's results")
+    parser.add_argument("--counting-only", action="store_true", help="count only: no shuffle, no training, no scores")
+    parser.add_argument("--old-code", default=None, metavar="REV", help="also count with this revision's code")
     args = parser.parse_args(argv)
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
@@ -124,6 +133,44 @@ def main(argv=None) -> int:
         vocab.save(vocab_path)
         vocab_c.write_text("".join(f"{w} {c}\n" for w, c in zip(vocab.words, vocab.counts)), encoding="utf-8")
     vocab = Vocabulary.load(vocab_path)
+
+    def count_ours(workflow: Path, out: Path, log_name: str) -> dict:
+        env = {**os.environ, "PYTHONPATH": str(workflow)}
+        return timed([sys.executable, "-m", "staticvec", "cooc", "window", "--text", str(args.text), "--vocab",
+                      str(vocab_path), "--window", str(args.window), "--memory-gb", str(args.memory), "--out", str(out)],
+                     work / log_name, env=env)
+
+    if args.counting_only:
+        c = args.glove_c
+        results["c"] = {"cooccur": timed([str(c / "cooccur"), "-memory", str(args.memory), "-vocab-file", str(vocab_c),
+                                          "-verbose", "0", "-window-size", str(args.window), "-overflow-file",
+                                          str(work / "overflow")], work / "c_cooccur.log", stdin=args.text,
+                                         stdout=work / "c.cooc.bin"),
+                        "n_entries": (work / "c.cooc.bin").stat().st_size // 16}
+        if args.old_code:  # kept in --work: numba's cache beside it is warm from the second run on, as ours is
+            old = work / f"old-code-{args.old_code}"
+            if not (old / "workflow").exists():
+                old.mkdir(parents=True, exist_ok=True)
+                archive = subprocess.run(["git", "archive", args.old_code, "workflow"], cwd=REPO, check=True,
+                                         capture_output=True).stdout
+                subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+            results["ours_old"] = {"revision": args.old_code,
+                                   "cooccur": count_ours(old / "workflow", work / "ours_old.cooc", "ours_old_cooc.log")}
+        results["ours"] = {"cooccur": count_ours(REPO / "workflow", work / "ours.cooc", "ours_cooc.log")}
+        results["counts_compared"] = compare_counts(work / "c.cooc.bin", work / "ours.cooc")
+        if args.old_code:
+            results["old_store_identical"] = (work / "ours_old.cooc").read_bytes() == (work / "ours.cooc").read_bytes()
+        results["load_after"] = load_average()
+        results["settings"] = {k: str(v) for k, v in vars(args).items()}
+        results_path.write_text(json.dumps(results, indent=2))
+        print("| counting | time | peak RSS |\n| --- | --- | --- |")
+        for name in ("c", "ours_old", "ours"):
+            if name in results:
+                r = results[name]["cooccur"]
+                print(f"| {name} | {r['seconds']} s (CPU {r['cpu_seconds']} s) | {r['peak_rss_mb']} MB |")
+        print(f"counts compared with C: {results['counts_compared']}; old store identical: "
+              f"{results.get('old_store_identical')}; load: before {results.get('load_before')}, after {results['load_after']}")
+        return 0
 
     if "c" not in args.skip:
         c = args.glove_c

@@ -75,6 +75,8 @@ def test_hand_computed_weights_symmetry_line_reset_and_oov_removal(tmp_path):
         {"max_product": 60, "overflow_entries": 90},  # mixed, with many spills
         {"max_product": 1, "overflow_entries": 400},  # everything through the overflow runs
         {"max_product": 1, "overflow_entries": 600, "max_open": 2},  # ... and multi-pass merges
+        {"max_product": 400, "dense_max_product": 20, "overflow_entries": 300},  # dense part, hash and overflow
+        {"dense_max_product": 1},  # the whole table but its first cell in the hash
     ],
 )
 def test_counts_equal_brute_force(tmp_path, layout):
@@ -146,3 +148,42 @@ def test_cli_count_merge_and_lookup(tmp_path, capsys):
     # the store belongs to the min-count-3 vocabulary: a GloVe run over another one is refused
     assert main(["train", "glove", "--cooc", str(tmp_path / "m.cooc"), "--vocab", str(tmp_path / "vocab.tsv"),
                  "--out", str(tmp_path / "v.bin"), "--iterations", "1", "--dim", "4"]) == 2
+
+
+def count_bytes(sentences, vocab, window, path, **layout):
+    with WindowCounter(len(vocab), window, memory_gb=0.01, tmp_dir=path.parent, **layout) as counter:
+        for ids, offsets in token_id_chunks(sentences, vocab.index, chunk_tokens=500):
+            counter.add(ids, offsets)
+        counter.finish(path, vocab_fingerprint(vocab))
+    return path.read_bytes(), counter
+
+
+def test_table_cells_in_the_hash_give_the_dense_tables_store_byte_for_byte(tmp_path, monkeypatch):
+    """The table's sparse cells live in a hash, each still the float64 sum of its 1/d in the text's order: the store
+    is the one of the whole table held dense (the layout before the hash), byte for byte, while the hash doubles
+    from a few slots, and after it has outgrown its share and moved every cell into the whole dense table."""
+    from staticvec.cooc import window as window_module
+
+    sentences = zipf_sentences(3, n=1500, n_words=400)
+    vocab = Vocabulary.from_counts(count_tokens(sentences), min_count=2)
+    layout = {"max_product": 3000, "overflow_entries": 700}  # table, hash and spilled runs all hold pairs
+    dense, counter = count_bytes(sentences, vocab, 7, tmp_path / "dense.cooc", dense_max_product=3000, **layout)
+    assert counter.hash_peak_bits == 0 and counter.n_spills > 0
+    monkeypatch.setattr(window_module, "_HASH_FIRST_BITS", 3)  # 8 slots: the hash doubles many times
+    new_hash = WindowCounter._new_hash
+    monkeypatch.setattr(WindowCounter, "_new_hash", _capped(new_hash, 1 << 40))  # (this table is small)
+    hashed, counter = count_bytes(sentences, vocab, 7, tmp_path / "hashed.cooc", dense_max_product=100, **layout)
+    assert counter.hash_peak_bits > 8 and counter.dense_max_product == 100  # it grew, and stayed a hash
+    assert hashed == dense
+    monkeypatch.setattr(WindowCounter, "_new_hash", _capped(new_hash, 16 << 6))  # 64 slots at most
+    moved, counter = count_bytes(sentences, vocab, 7, tmp_path / "moved.cooc", dense_max_product=100, **layout)
+    assert counter.dense_max_product == 3000 and counter.hash_peak_bits == 6  # it moved to the whole dense table
+    assert moved == dense
+    assert brute_force(sentences, vocab, 7)[vocab.index["w0"], vocab.index["w1"]] > 0  # not an empty store compared
+
+
+def _capped(new_hash, max_bytes):
+    def capped(self, bits):
+        self.hash_max_bytes = max_bytes
+        return new_hash(self, bits)
+    return capped

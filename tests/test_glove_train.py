@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from cuda_fixtures import DEVICE, cuda_test
+from cuda_fixtures import DEVICE, ON_GPU, cuda_test
 
 from staticvec.cli import main
 from staticvec.cooc.store import vocab_fingerprint, write_store
@@ -17,6 +17,14 @@ from staticvec.errors import StaticvecError
 from staticvec.train.glove import GloveConfig, init_state, train_glove, weighting
 
 ENGINES = ["numba", "torch"]
+# The fused CUDA kernel runs on the GPU where there is one (the tests marked cuda, in benchmarks/gpu_check.sh), else in
+# numba's CUDA simulator on the CPU: the same kernel source, thread by thread (slow: small problems below).
+KERNEL_DEVICE = "cuda" if ON_GPU and torch.cuda.is_available() else "cpu"
+kernel_test = pytest.mark.cuda
+
+
+def engine_device(engine):
+    return KERNEL_DEVICE if engine == "kernel" else "cpu"
 
 
 def make_vocab(n):
@@ -41,19 +49,20 @@ def autograd_step(state, i, j, x, cfg):
     return w.grad.numpy(), c.grad.numpy(), float(bw.grad), float(bc.grad)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", [*ENGINES, pytest.param("kernel", marks=kernel_test)])
 @pytest.mark.parametrize("bias_lr_scaled", [True, False])
 @pytest.mark.parametrize("x_value", [0.7, 3.0, 25.0])  # below and above x_max (f < 1 and f = 1)
 def test_one_step_is_adagrad_on_the_autograd_gradient(tmp_path, engine, bias_lr_scaled, x_value):
     vocab = make_vocab(6)
-    cfg = GloveConfig(dim=5, iterations=1, x_max=10.0, lr=0.05, bias_lr_scaled=bias_lr_scaled, seed=7, batch_size=8)
+    cfg = GloveConfig(dim=5, iterations=1, x_max=10.0, lr=0.05, bias_lr_scaled=bias_lr_scaled, seed=7, batch_size=8,
+                      device=engine_device(engine))
     i, j = 2, 4
     before = init_state(len(vocab), cfg.dim, cfg.seed)
     gw, gc, gbw, gbc = autograd_step(before, i, j, x_value, cfg)
     after = train_glove(store_of(tmp_path, vocab, [i], [j], [x_value]), vocab, cfg, engine=engine)
     v, lr = len(vocab), cfg.lr
     bias_lr = lr if bias_lr_scaled else 1.0
-    if engine == "numba":  # glove.c: the step uses the accumulator before this gradient (= 1)
+    if engine in ("numba", "kernel"):  # glove.c: the step uses the accumulator before this gradient (= 1)
         step = lambda g, scale: scale * g  # noqa: E731
     else:  # torch engine: the accumulator includes this batch's squared gradient
         step = lambda g, scale: scale * g / np.sqrt(1 + (scale * g) ** 2)  # noqa: E731
@@ -315,10 +324,25 @@ def glove_c_epoch(i, j, x, state, x_max, alpha, lr, bias_scale, clip):
     return W, b, gW, gb, cost
 
 
+def fused_kernel_epoch(i, j, x, order, state, x_max, alpha, lr, bias_scale, clip, workers=1, span=4096):
+    """One launch of the fused CUDA kernel over the entries (one worker: one entry after another), the state updated
+    in place as the CPU kernel does; returns (cost, entries updated)."""
+    from staticvec.train.glove_cuda import FusedGlove
+
+    records = np.empty(len(i), [("i", "<i4"), ("j", "<i4"), ("x", "<f4")])
+    records["i"], records["j"], records["x"] = i, j, x
+    engine = FusedGlove(state, KERNEL_DEVICE, workers=workers)
+    result = engine.run(engine.entries(records), order, span, x_max, alpha, lr, bias_scale, clip)
+    state.W[:], state.b[:], state.gW[:], state.gb[:] = engine.to_host()
+    return result
+
+
+@pytest.mark.parametrize("kernel", ["numba", pytest.param("cuda", marks=kernel_test)])
 @pytest.mark.parametrize("clip", [0.0, 0.02])
-def test_compiled_epoch_equals_glove_c_entry_by_entry(clip):
+def test_compiled_epoch_equals_glove_c_entry_by_entry(clip, kernel):
     """A whole epoch over entries that revisit the same rows (each step reads the previous ones'
-    updates), in a dimension that is not a multiple of the SIMD width, with and without clipping."""
+    updates), in a dimension that is not a multiple of the SIMD width (nor of the CUDA kernel's lanes),
+    with and without clipping: the CPU kernel on one thread, the fused CUDA kernel with one worker."""
     from staticvec.train.glove import _epoch_kernel
 
     rng = np.random.default_rng(11)
@@ -332,8 +356,11 @@ def test_compiled_epoch_equals_glove_c_entry_by_entry(clip):
     if clip:
         assert np.abs(np.sqrt(gW - 1) / 0.05).max() > clip  # the clip was reached
     costs, counts = np.zeros(1), np.zeros(1, np.int64)
-    _epoch_kernel(i, j, x, np.zeros(1, np.int64), 1, state.W, state.b, state.gW, state.gb, n_words,
-                  10.0, 0.75, 0.05, 0.05, clip, costs, counts)
+    if kernel == "numba":
+        _epoch_kernel(i, j, x, np.zeros(1, np.int64), 1, state.W, state.b, state.gW, state.gb, n_words,
+                      10.0, 0.75, 0.05, 0.05, clip, costs, counts)
+    else:
+        costs[0], counts[0] = fused_kernel_epoch(i, j, x, np.zeros(1, np.int64), state, 10.0, 0.75, 0.05, 0.05, clip)
     assert counts[0] == n and costs[0] == pytest.approx(cost, rel=1e-4)
     np.testing.assert_allclose(state.W, W, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(state.b, b, rtol=1e-4, atol=1e-6)
@@ -495,3 +522,148 @@ def test_chunks_prepared_on_several_threads_are_the_same_chunks_and_the_same_vec
     assert cfg.fingerprint("s") == dataclasses.replace(cfg, prepare_threads=4).fingerprint("s")
     with pytest.raises(StaticvecError, match="prepare_threads must be at least 1"):
         dataclasses.replace(cfg, prepare_threads=0)
+
+
+# ---------------------------------------------------------------- the fused CUDA kernel (cuda_engine: kernel)
+
+
+def kernel_cfg(**options):
+    return GloveConfig(**{"device": KERNEL_DEVICE, "threads": 1, **options})
+
+
+@kernel_test
+def test_kernel_with_one_worker_equals_the_cpu_engine_on_the_planted_problem(tmp_path):
+    """Same visiting order, one worker: the fused kernel's three iterations are the CPU engine's on one thread, to
+    float32 rounding (the dot product is summed lane by lane); the cost of each iteration too."""
+    i, j, x, _ = planted(n_words=12, seed=7)
+    vocab = make_vocab(12)
+    path = store_of(tmp_path, vocab, i, j, x)
+    cfg = kernel_cfg(dim=6, iterations=3, seed=2, gpu_workers=1)
+    cpu = train_glove(path, vocab, dataclasses.replace(cfg, device="cpu"), engine="numba", work_dir=tmp_path / "a")
+    gpu = train_glove(path, vocab, cfg, engine="kernel", work_dir=tmp_path / "b")
+    assert np.abs(cpu.W - init_state(12, 6, 2).W).max() > 1e-2  # the vectors moved
+    for name in ("W", "b", "gW", "gb"):
+        np.testing.assert_allclose(getattr(gpu, name), getattr(cpu, name), rtol=1e-4, atol=1e-6, err_msg=name)
+    np.testing.assert_allclose(gpu.losses, cpu.losses, rtol=1e-5)
+
+
+@kernel_test
+def test_kernel_iteration_is_glove_c_over_the_block_order_in_pieces(tmp_path, monkeypatch):
+    """A store larger than the device's share (shuffle_memory_gb) goes up in pieces of the visiting order, gathered
+    on the host: one iteration is glove.c's loop over the shuffled copy's blocks in the iteration's seeded order, and
+    equals the run that holds the whole store on the device."""
+    from staticvec.cooc.store import CoocStore
+    from staticvec.train import glove
+
+    monkeypatch.setattr(glove, "_BLOCK", 32)  # the visiting order's blocks (the CPU kernel's is compiled in)
+    i, j, x, _ = planted(n_words=12, seed=8)  # 144 entries: 5 blocks, the last one short
+    vocab = make_vocab(12)
+    path = store_of(tmp_path, vocab, i, j, x)
+    cfg = kernel_cfg(dim=5, iterations=1, seed=4, gpu_workers=1)
+    shuffled = glove.shuffle_store(CoocStore(path), tmp_path / "order.cooc", cfg.seed, cfg.shuffle_memory_gb)
+    records = np.asarray(shuffled.records)
+    blocks = glove._block_order(len(records), cfg.seed, 0)
+    assert not np.array_equal(blocks, np.sort(blocks))
+    order = np.concatenate([records[k * 32 : (k + 1) * 32] for k in blocks])
+    W, b, gW, gb, cost = glove_c_epoch(order["i"], order["j"], order["x"], init_state(12, 5, 4), cfg.x_max,
+                                       cfg.alpha, cfg.lr, cfg.lr, 0.0)
+    pieces = train_glove(path, vocab, dataclasses.replace(cfg, shuffle_memory_gb=64 * 12 * 2**-30), engine="kernel",
+                         work_dir=tmp_path / "p")  # 64 entries a piece: 3 pieces
+    whole = train_glove(path, vocab, cfg, engine="kernel", work_dir=tmp_path / "w")
+    np.testing.assert_allclose(pieces.W, W, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(pieces.b, b, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(pieces.gW, gW, rtol=1e-4)
+    np.testing.assert_allclose(pieces.gb, gb, rtol=1e-4)
+    assert pieces.losses[0] == pytest.approx(cost / len(order), rel=1e-4)
+    for name in ("W", "b", "gW", "gb"):  # the same updates in the same order: the same bits
+        assert getattr(pieces, name).tobytes() == getattr(whole, name).tobytes(), name
+
+
+@kernel_test
+def test_kernel_chunks_iteration_is_glove_c_over_the_chunks_order(tmp_path, monkeypatch):
+    """``shuffle: chunks`` on the kernel: each permuted chunk goes up in turn, one worker updates in its order."""
+    from staticvec.cooc.store import CoocStore
+
+    glove = _small_runs(monkeypatch, records=64)
+    i, j, x, _ = planted(n_words=16, seed=6)  # 256 entries: 4 runs of 64
+    vocab = make_vocab(16)
+    path = store_of(tmp_path, vocab, i, j, x)
+    cfg = kernel_cfg(dim=5, iterations=1, seed=8, shuffle="chunks", shuffle_memory_gb=13000 * 2**-30, gpu_workers=1)
+    chunk = glove.chunk_records(cfg, 12)
+    assert chunk == 3 * 64  # 13,000 bytes for two chunks of 32 bytes a record: 3 runs a chunk, two chunks
+    order = np.concatenate([part for _, part in glove.shuffled_chunks(CoocStore(path).records, chunk, cfg.seed, 0)])
+    W, b, gW, gb, cost = glove_c_epoch(order["i"], order["j"], order["x"], init_state(16, 5, 8), cfg.x_max,
+                                       cfg.alpha, cfg.lr, cfg.lr, 0.0)
+    state = train_glove(path, vocab, cfg, engine="kernel", work_dir=tmp_path / "work")
+    np.testing.assert_allclose(state.W, W, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(state.b, b, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(state.gW, gW, rtol=1e-4)
+    assert state.losses[0] == pytest.approx(cost / len(order), rel=1e-4)
+
+
+@kernel_test
+def test_kernel_workers_visit_every_entry_once_in_the_block_order(tmp_path):
+    """Several workers (more than one thread block's, and a last block with spare warps): entries on disjoint rows
+    make the result independent of how the workers interleave, so it must be glove.c's loop over them exactly."""
+    n = 11
+    i = np.arange(n, dtype=np.int32)
+    j = ((np.arange(n) + 3) % n).astype(np.int32)
+    x = np.linspace(0.5, 30.0, n).astype(np.float32)
+    state = init_state(n, 5, seed=9)
+    W, b, gW, gb, cost = glove_c_epoch(i, j, x, state, 10.0, 0.75, 0.05, 0.05, 0.0)
+    order = np.array([2, 0, 1], np.int64)  # blocks of 4 entries, the last one short (3 entries)
+    cost_kernel, seen = fused_kernel_epoch(i, j, x, order, state, 10.0, 0.75, 0.05, 0.05, 0.0, workers=5, span=4)
+    assert seen == n and cost_kernel == pytest.approx(cost, rel=1e-5)
+    np.testing.assert_allclose(state.W, W, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(state.b, b, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(state.gW, gW, rtol=1e-5)
+    np.testing.assert_allclose(state.gb, gb, rtol=1e-5)
+
+
+@kernel_test
+@pytest.mark.skipif(KERNEL_DEVICE == "cpu", reason="150 iterations of Hogwild workers: minutes in numba's simulator")
+def test_kernel_workers_recover_the_planted_matrix(tmp_path):
+    """Hogwild: 32 workers update the shared rows at once and still fit the planted log-bilinear matrix."""
+    i, j, x, log_x = planted()
+    vocab = make_vocab(30)
+    cfg = kernel_cfg(dim=8, iterations=150, seed=3, gpu_workers=32)
+    state = train_glove(store_of(tmp_path, vocab, i, j, x), vocab, cfg, engine="kernel", work_dir=tmp_path)
+    v = state.vocab_size
+    fitted = np.einsum("nd,nd->n", state.W[i], state.W[v + j]) + state.b[i] + state.b[v + j]
+    assert state.losses[-1] < 0.02 * state.losses[0]
+    assert np.corrcoef(fitted, log_x)[0, 1] > 0.999
+
+
+@kernel_test
+def test_kernel_run_resumes_exactly(tmp_path):
+    i, j, x, _ = planted(n_words=6, seed=1)
+    vocab = make_vocab(6)
+    path = store_of(tmp_path, vocab, i, j, x)
+    cfg = kernel_cfg(dim=4, iterations=5, seed=5, gpu_workers=1, checkpoint_every=2)
+    whole = train_glove(path, vocab, cfg, engine="kernel")
+    ckpt = tmp_path / "run.ckpt.npz"
+    train_glove(path, vocab, cfg, checkpoint_path=ckpt, engine="kernel", stop_after=2)
+    resumed = train_glove(path, vocab, cfg, checkpoint_path=ckpt, engine="kernel")
+    assert resumed.iteration == 5 and resumed.losses == whole.losses
+    np.testing.assert_array_equal(resumed.W, whole.W)
+
+
+def test_cuda_engine_is_a_named_option_and_not_part_of_the_fingerprint():
+    from staticvec.train.glove import GloveParams
+
+    with pytest.raises(StaticvecError, match="cuda_engine must be one of kernel, torch"):
+        GloveConfig(cuda_engine="cublas")
+    cfg = GloveConfig(dim=7)
+    assert cfg.cuda_engine == "kernel" and GloveParams().config(1, 1, "cuda").cuda_engine == "kernel"
+    torch_cfg = GloveParams(cuda_engine="torch", gpu_workers=64).config(1, 1, "cuda")
+    assert (torch_cfg.cuda_engine, torch_cfg.gpu_workers) == ("torch", 64)
+    # the engine is the fingerprint's suffix (train_glove): the old runs' checkpoints keep their fingerprint
+    assert dataclasses.replace(cfg, cuda_engine="torch", gpu_workers=3).fingerprint("s") == cfg.fingerprint("s")
+
+
+def test_bandwidth_limit_counts_the_bytes_an_update_moves():
+    from staticvec.train.glove_cuda import bytes_per_entry, entries_per_s_limit
+
+    # 4 rows of 300 float32 and 4 float32 scalars, each read and written, and the 12-byte entry
+    assert bytes_per_entry(300) == 2 * (4 * 300 * 4 + 4 * 4) + 12 == 9644
+    assert entries_per_s_limit(300, 4.8e12) == pytest.approx(4.977e8, rel=1e-3)

@@ -276,7 +276,8 @@ class CoocStore:
         """Number of records with i < row."""
         if not self.sorted:
             raise StaticvecError(f"{self.path}: a shuffled store has no row index (look pairs up in the sorted store)")
-        return int(np.searchsorted(self.records["i"], row, side="left")) if self.n_entries else 0
+        # the row as the column's own type: a Python int makes numpy cast the whole column first (40 ms at 15M)
+        return int(np.searchsorted(self.records["i"], np.int32(row), side="left")) if self.n_entries else 0
 
     def rows(self, r0: int, r1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Records of rows r0 ≤ i < r1 as (i, j, x) arrays."""
@@ -478,7 +479,7 @@ class ArraySource:
         return len(self.i)
 
     def count_before(self, row: int) -> int:
-        return int(np.searchsorted(self.i, row, side="left"))
+        return int(np.searchsorted(self.i, self.i.dtype.type(row), side="left"))  # (CoocStore.count_before)
 
     def rows(self, r0: int, r1: int):
         a, b = self.count_before(r0), self.count_before(r1)

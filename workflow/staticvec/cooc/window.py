@@ -7,10 +7,18 @@ adds 2/d to X[w, w], as in the reference code. Windows never cross sentence boun
 
 How it counts (the reference code's layout, with half the work): a pair is stored once, as
 (lo, hi) with lo ≤ hi. Pairs whose frequency ranks have a product (lo+1)(hi+1) ≤ P go to a
-dense triangular table of float64 (GloVe's Zipf trick: frequent pairs are dense); the rest
+triangular table of float64 (GloVe's Zipf trick: frequent pairs are dense); the rest
 go to an overflow buffer that is sorted, reduced, mirrored and spilled as a sorted run when
 full. At the end the table (mirrored on the fly) and the runs are merged into one store.
 P is the largest product whose table fits the memory budget.
+
+The table is held in two parts: its cells of rank product ≤ P_dense (the first twelfth of its cells: the
+frequent pairs, most of them non-zero) as a dense array, and its other cells, mostly zero (on 13.4M tokens
+at 4 GB, 7 % of the table's 242M cells are non-zero), in an open-addressing hash of (cell, float64 sum).
+Each cell is still the float64 sum of its 1/d in the order the text gives them, wherever it lives, so the
+store is byte for byte the one table would give (tests); only the memory differs (on that text 0.42 GB
+instead of 1.8 GB, benchmarks/README.md). Should the hash outgrow a quarter of the whole table's bytes, the
+counter moves every cell into the whole dense table and goes on as before.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import numba
 import numpy as np
 
 from staticvec.background import prefetched
-from staticvec.cooc.store import ArraySource, CoocAccumulator, sort_reduce, vocab_fingerprint
+from staticvec.cooc.store import ArraySource, CoocAccumulator, _merge_two_kernel, sort_reduce, vocab_fingerprint
 from staticvec.errors import InputFileError, StaticvecError
 
 log = logging.getLogger(__name__)
@@ -37,6 +45,11 @@ log = logging.getLogger(__name__)
 _TABLE_SHARE = 0.45
 _OVERFLOW_SHARE = 0.35
 _BYTES_PER_OVERFLOW_ENTRY = 64
+_DENSE_FRACTION = 12  # 1 / this of the table's cells are held dense (the lowest rank products); the rest in a hash
+_HASH_LOAD = 0.7  # the hash grows (doubles) beyond this share of its slots
+_HASH_FIRST_BITS = 16
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key × 2^64/φ
+_EMPTY = 0  # a free slot: slots hold key + 1, so that a fresh (zeroed, lazily mapped) array is an empty hash
 
 
 # ---------------------------------------------------------------- dense table layout
@@ -81,9 +94,23 @@ def choose_max_product(vocab_size: int, table_entries: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def _count_kernel(ids, offsets, s, k, window, inv_dist, table, row_start, row_limit, n_rows, oi, oj, ox, n_over):
-    """Count sentences from sentence s, token k on; stop when the overflow buffer might
-    not hold the next token's pairs. Returns (s, k, n_over) where to resume."""
+def _hash_slot(keys, tag, shift):
+    """The slot of ``tag`` (key + 1) in the open-addressing hash (linear probing): where it is, or the empty slot
+    it takes."""
+    mask = keys.shape[0] - 1
+    q = np.int64((np.uint64(tag) * _HASH_MULTIPLIER) >> np.uint64(shift))
+    while keys[q] != tag and keys[q] != _EMPTY:
+        q = (q + 1) & mask
+    return q
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_kernel(ids, offsets, s, k, window, inv_dist, table, row_start, row_limit, n_rows, full_limit, full_rows,
+                  keys, vals, shift, n_hash, hash_limit, vocab_size, oi, oj, ox, n_over):
+    """Count sentences from sentence s, token k on; stop when the overflow buffer or the hash might
+    not hold the next token's pairs. Returns (s, k, n_over, n_hash, why): why 1 = overflow buffer
+    full, 2 = hash full, 0 = done. A table cell (full_limit, full_rows: the table's layout) is in
+    the dense part (table, row_start, row_limit, n_rows) or in the hash (keys lo·V + hi, vals)."""
     cap = oi.shape[0]
     n_sent = offsets.shape[0] - 1
     while s < n_sent:
@@ -93,7 +120,9 @@ def _count_kernel(ids, offsets, s, k, window, inv_dist, table, row_start, row_li
             k = a0
         while k < a1:
             if n_over + window > cap:
-                return s, k, n_over
+                return s, k, n_over, n_hash, 1
+            if n_hash + window > hash_limit:
+                return s, k, n_over, n_hash, 2
             b = ids[k]
             first = k - window
             if first < a0:
@@ -109,6 +138,15 @@ def _count_kernel(ids, offsets, s, k, window, inv_dist, table, row_start, row_li
                     hi = a
                 if lo < n_rows and hi < row_limit[lo]:
                     table[row_start[lo] + hi - lo] += w
+                elif lo < full_rows and hi < full_limit[lo]:
+                    tag = np.int64(lo) * vocab_size + hi + 1
+                    q = _hash_slot(keys, tag, shift)
+                    if keys[q] == _EMPTY:
+                        keys[q] = tag
+                        vals[q] = w
+                        n_hash += 1
+                    else:
+                        vals[q] += w
                 else:
                     oi[n_over] = lo
                     oj[n_over] = hi
@@ -116,7 +154,30 @@ def _count_kernel(ids, offsets, s, k, window, inv_dist, table, row_start, row_li
                     n_over += 1
             k += 1
         s += 1
-    return s, k, n_over
+    return s, k, n_over, n_hash, 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _rehash(keys, vals, new_keys, new_vals, shift):
+    for p in range(keys.shape[0]):
+        if keys[p] != _EMPTY:
+            q = _hash_slot(new_keys, keys[p], shift)
+            new_keys[q] = keys[p]
+            new_vals[q] = vals[p]
+
+
+@numba.njit(cache=True, nogil=True)
+def _to_full_table(table, row_start, row_limit, n_rows, keys, vals, vocab_size, full, full_start):
+    """The dense part and the hash's cells moved into the whole table (``full``, layout ``full_start``)."""
+    for a in range(n_rows):
+        for c in range(a, row_limit[a]):
+            full[full_start[a] + c - a] = table[row_start[a] + c - a]
+    for p in range(keys.shape[0]):
+        if keys[p] != _EMPTY:
+            key = keys[p] - 1
+            lo = key // vocab_size
+            hi = key - lo * vocab_size
+            full[full_start[lo] + hi - lo] = vals[p]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -220,15 +281,22 @@ def _table_emit(table, row_start, row_limit, n_rows, r0, r1, total, out_i, out_j
 
 
 class _TableSource:
-    """The dense table as a sorted merge source (mirrored on the fly)."""
+    """The table as a sorted merge source: its dense part mirrored on the fly, with its hashed cells (sorted
+    symmetric records, ``hashed``) merged in row by row (the two hold different pairs). The arrays returned by
+    :meth:`rows` are reused by the next call (the merge consumes each block before it asks for the next): a
+    block's output is not fresh memory to fault in every time."""
 
-    def __init__(self, counter: "WindowCounter"):
+    def __init__(self, counter: "WindowCounter", hashed=None):
         self.c = counter
         self.total = _table_row_nnz(
             counter.table, counter.row_start, counter.row_limit, counter.n_rows, counter.vocab_size
         )
+        self.hashed = hashed if hashed is not None and len(hashed[0]) else None
         self.cum = np.zeros(counter.vocab_size + 1, np.int64)
         np.cumsum(self.total, out=self.cum[1:])
+        if self.hashed is not None:
+            self.cum[1:] += np.cumsum(np.bincount(self.hashed[0], minlength=counter.vocab_size))
+        self._buffers = {}
 
     def __len__(self) -> int:
         return int(self.cum[-1])
@@ -236,15 +304,30 @@ class _TableSource:
     def count_before(self, row: int) -> int:
         return int(self.cum[min(row, self.c.vocab_size)])
 
+    def _arrays(self, name: str, n: int):
+        arrays = self._buffers.get(name)
+        if arrays is None or len(arrays[0]) < n:
+            arrays = (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.float32))
+            self._buffers[name] = arrays
+        return tuple(a[:n] for a in arrays)
+
     def rows(self, r0: int, r1: int):
         n = self.count_before(r1) - self.count_before(r0)
-        out_i = np.empty(n, np.int32)
-        out_j = np.empty(n, np.int32)
-        out_x = np.empty(n, np.float32)
         c = self.c
+        if self.hashed is None:
+            h0 = h1 = 0
+        else:
+            h0, h1 = np.searchsorted(self.hashed[0], np.array([r0, r1], np.int32))  # (CoocStore.count_before)
+        out_i, out_j, out_x = self._arrays("dense" if h0 == h1 else "emit", n - (h1 - h0))
         m = _table_emit(c.table, c.row_start, c.row_limit, c.n_rows, r0, r1, self.total, out_i, out_j, out_x)
-        assert m == n
-        return out_i, out_j, out_x
+        assert m == n - (h1 - h0)
+        if h0 == h1:
+            return out_i, out_j, out_x
+        mi, mj, mx = self._arrays("merged", n)
+        hi, hj, hx = (a[h0:h1] for a in self.hashed)
+        m = _merge_two_kernel(out_i, out_j, out_x, hi, hj, hx, c.vocab_size, mi, mj, mx)
+        assert m == n  # no pair in both
+        return mi, mj, mx
 
 
 # ---------------------------------------------------------------- counter
@@ -281,6 +364,7 @@ class WindowCounter:
         max_open: int = 64,
         max_product: int | None = None,
         overflow_entries: int | None = None,
+        dense_max_product: int | None = None,
     ):
         if window < 1:
             raise StaticvecError(f"window must be at least 1, got {window}")
@@ -292,8 +376,16 @@ class WindowCounter:
         if max_product is None:
             max_product = choose_max_product(self.vocab_size, int(_TABLE_SHARE * budget / 8))
         self.max_product = int(max_product)
-        self.row_start, self.row_limit, self.n_rows = _table_layout(self.vocab_size, self.max_product)
+        # the table's layout (which pairs it holds), and its dense part's (module docstring)
+        self.full_start, self.full_limit, self.full_rows = _table_layout(self.vocab_size, self.max_product)
+        full_cells = int(self.full_start[-1])
+        if dense_max_product is None:
+            dense_max_product = choose_max_product(self.vocab_size, full_cells // _DENSE_FRACTION)
+        self.dense_max_product = min(int(dense_max_product), self.max_product)
+        self.row_start, self.row_limit, self.n_rows = _table_layout(self.vocab_size, self.dense_max_product)
         self.table = zeros_hugepages(int(self.row_start[-1]), np.float64)
+        self.hash_max_bytes = full_cells * 8 // 4  # beyond: the whole table, dense
+        self._new_hash(_HASH_FIRST_BITS if self.dense_max_product < self.max_product else 0)
         if overflow_entries is None:
             overflow_entries = int(_OVERFLOW_SHARE * budget / _BYTES_PER_OVERFLOW_ENTRY)
         overflow_entries = max(int(overflow_entries), 4 * self.window)
@@ -308,9 +400,38 @@ class WindowCounter:
         self.n_sentences = 0
         self.n_spills = 0
         log.info(
-            "window %d, %d words: dense table of %d cells (rank product ≤ %d, %.2f GB), overflow buffer of %d pairs",
-            self.window, self.vocab_size, len(self.table), self.max_product, self.table.nbytes / 2**30, overflow_entries,
+            "window %d, %d words: table of %d cells (rank product ≤ %d, %.2f GB if dense), %d of them dense (rank "
+            "product ≤ %d, %.2f GB), the others in a hash; overflow buffer of %d pairs",
+            self.window, self.vocab_size, full_cells, self.max_product, full_cells * 8 / 2**30, len(self.table),
+            self.dense_max_product, self.table.nbytes / 2**30, overflow_entries,
         )
+
+    def _new_hash(self, bits: int) -> None:
+        """An empty hash of 2^bits slots (bits 0: none, every table cell is dense)."""
+        self.hash_bits = bits
+        self.hash_peak_bits = max(getattr(self, "hash_peak_bits", 0), bits)  # the largest the hash has been
+        self.keys = zeros_hugepages(1 << bits, np.int64)  # all _EMPTY
+        self.vals = zeros_hugepages(1 << bits, np.float64)
+        self.n_hash = 0
+        self.hash_limit = int(_HASH_LOAD * (1 << bits)) if bits else 1 << 62  # no hash: never full
+
+    def _grow_hash(self) -> None:
+        """Double the hash, or, past ``hash_max_bytes``, move every cell into the whole dense table."""
+        bits = self.hash_bits + 1
+        if 16 << bits > self.hash_max_bytes:
+            full = zeros_hugepages(int(self.full_start[-1]), np.float64)
+            _to_full_table(self.table, self.row_start, self.row_limit, self.n_rows, self.keys, self.vals,
+                           self.vocab_size, full, self.full_start)
+            log.info("%d table cells outgrew the hash: the whole table is dense from here on (%.2f GB)",
+                     self.n_hash, full.nbytes / 2**30)
+            self.table, self.row_start, self.row_limit, self.n_rows = full, self.full_start, self.full_limit, self.full_rows
+            self.dense_max_product = self.max_product
+            self._new_hash(0)
+            return
+        keys, vals, n = self.keys, self.vals, self.n_hash
+        self._new_hash(bits)
+        _rehash(keys, vals, self.keys, self.vals, 64 - bits)
+        self.n_hash = n
 
     def add(self, ids: np.ndarray, offsets: np.ndarray) -> None:
         """Count sentences given as in-vocabulary ids (OOV already removed) with sentence
@@ -323,13 +444,17 @@ class WindowCounter:
             raise ValueError("offsets must run from 0 to len(ids), non-decreasing")
         s, k = 0, 0
         while True:
-            s, k, self.n_over = _count_kernel(
+            s, k, self.n_over, self.n_hash, why = _count_kernel(
                 ids, offsets, s, k, self.window, self.inv_dist, self.table, self.row_start, self.row_limit,
-                self.n_rows, self.oi, self.oj, self.ox, self.n_over,
+                self.n_rows, self.full_limit, self.full_rows, self.keys, self.vals, 64 - self.hash_bits, self.n_hash,
+                self.hash_limit, self.vocab_size, self.oi, self.oj, self.ox, self.n_over,
             )
-            if s >= len(offsets) - 1:
+            if why == 0:
                 break
-            self._spill()
+            if why == 1:
+                self._spill()
+            else:
+                self._grow_hash()
         self.n_tokens += len(ids)
         self.n_sentences += len(offsets) - 1
 
@@ -349,12 +474,30 @@ class WindowCounter:
         m = _mirror_kernel(lo, hi, x, self.vocab_size, out_i, out_j, out_x)
         return out_i[:m], out_j[:m], out_x[:m]
 
+    def _hashed_cells(self):
+        """The hash's cells as sorted symmetric records (mirrored as the table's are); the hash is freed."""
+        full = self.keys != _EMPTY
+        keys = self.keys[full] - 1
+        vals = self.vals[full]
+        self._new_hash(0)
+        order = np.argsort(keys)
+        keys, vals = keys[order], vals[order]
+        del order
+        lo = (keys // self.vocab_size).astype(np.int32)
+        hi = (keys - lo.astype(np.int64) * self.vocab_size).astype(np.int32)
+        del keys
+        n = 2 * len(lo)
+        out_i, out_j, out_x = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.float32)
+        m = _mirror_kernel(lo, hi, vals, self.vocab_size, out_i, out_j, out_x)
+        return out_i[:m], out_j[:m], out_x[:m]
+
     def finish(self, out: str | os.PathLike, vocab_sha256: str | None = None, meta: dict | None = None) -> dict:
         """Merge the table, the buffer and the spilled runs into the store ``out``."""
-        sources = [_TableSource(self)]
+        sources = [_TableSource(self, self._hashed_cells() if self.n_hash else None)]
         if self.n_over:
             sources.append(ArraySource(*self._reduced_overflow()))
             self.n_over = 0
+        self.oi = self.oj = self.ox = None  # the buffer's memory back before the merge
         meta = {
             "kind": "window",
             "window": self.window,

@@ -59,8 +59,8 @@ def _register_glove(sub) -> None:
     p.add_argument("--threads", type=int, default=default_threads(),
                    help="CPU threads when the parameters say deterministic: false (default: all allotted cores)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto: CUDA when available")
-    p.add_argument("--engine", choices=["numba", "torch"], default=None,
-                   help="default: numba on CPU, torch on CUDA")
+    p.add_argument("--engine", choices=["numba", "kernel", "torch"], default=None,
+                   help="default: numba on CPU, the parameters' cuda_engine (kernel: the fused kernel) on CUDA")
     p.add_argument("--checkpoint", default=None,
                    help="checkpoint file (default: <out>.ckpt.npz when checkpoint_every is set)")
     p.add_argument("--tmp-dir", default=None, help="where the shuffled copy of the store goes (default: beside --out)")
@@ -362,7 +362,7 @@ def _glove(args) -> int:
         "device": resolve_device(cfg.device),
         "threads": cfg.threads,
         "deterministic": params.deterministic,
-        "engine": args.engine or ("numba" if resolve_device(cfg.device) == "cpu" else "torch"),
+        "engine": args.engine or ("numba" if resolve_device(cfg.device) == "cpu" else cfg.cuda_engine),
         "cooc": {"path": str(args.cooc), "n_entries": store.n_entries, "checksum": store.header["checksum"], "meta": store.meta},
         "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count, "written": int(len(keep))},
         "cost_per_iteration": state.losses,

@@ -24,9 +24,14 @@ Two engines compute the same objective and update:
   are shuffled once (seeded), cut into blocks, and each iteration visits the blocks in a fresh
   seeded order; threads update the shared parameters lock-free (Hogwild, as ``glove.c``). One
   thread is fully deterministic.
-* torch (CUDA, or CPU for testing): the same per-entry updates in mini-batches — each
-  entry's gradient is computed from the parameters at the start of its batch, accumulators
-  add every entry's squared scaled gradient, and the steps of a row's entries are summed.
+* CUDA kernel (``cuda_engine: kernel``, the default on CUDA; :mod:`staticvec.train.glove_cuda`): the CPU
+  engine's per-entry update as one fused numba.cuda kernel, a warp an entry, thousands of warps lock-free
+  over the same visiting order (one worker: the CPU engine's updates exactly). On ``cpu`` it runs in
+  numba's CUDA simulator (the CUDA tests' stand-in).
+* torch (``cuda_engine: torch``, the engine before the kernel; CUDA, or CPU for testing): the same
+  per-entry updates in mini-batches — each entry's gradient is computed from the parameters at the start
+  of its batch, accumulators add every entry's squared scaled gradient, and the steps of a row's entries
+  are summed.
 
 Memory is bounded as in the C tools: the shuffled entries live in a file (GloVe's
 ``shuffle`` step, done out of core by :func:`shuffle_store`) that is memory-mapped; the
@@ -74,6 +79,8 @@ log = logging.getLogger(__name__)
 _BLOCK = 4096  # entries per block of the shuffled order (the unit of thread scheduling)
 _SOURCE_BLOCK = 1 << 16  # shuffle "chunks": records per contiguous read of the sorted store (768 KB)
 SHUFFLES = ("copy", "chunks")  # GloVe's shuffled copy of the store | chunks of it permuted in memory, no copy
+CUDA_ENGINES = ("kernel", "torch")  # the fused numba.cuda kernel (glove_cuda.py) | the mini-batch torch engine
+ENGINES = ("numba", *CUDA_ENGINES)
 
 
 @dataclass
@@ -87,8 +94,10 @@ class GloveConfig:
     grad_clip: float | None = None  # current stanfordnlp/GloVe: 100.0
     seed: int = 1
     threads: int = 1
-    device: str = "cpu"  # cpu (numba) | cuda (torch) | auto
+    device: str = "cpu"  # cpu (numba) | cuda (cuda_engine) | auto
     batch_size: int = 1 << 16  # torch engine only
+    cuda_engine: str = "kernel"  # the engine on CUDA: kernel (fused, glove_cuda.py) | torch (mini-batches)
+    gpu_workers: int = 0  # kernel engine: warps updating at once (0: every warp the device holds resident)
     checkpoint_every: int = 0  # iterations; 0 = never
     shuffle_memory_gb: float = 2.0  # memory of the out-of-core shuffle (and of a chunk)
     shuffle: str = "copy"  # copy: GloVe's shuffled copy of the store | chunks: no copy (module docstring)
@@ -99,11 +108,14 @@ class GloveConfig:
             raise StaticvecError(f"GloVe: shuffle must be one of {', '.join(SHUFFLES)}, not {self.shuffle!r}")
         if int(self.prepare_threads) < 1:
             raise StaticvecError(f"GloVe: prepare_threads must be at least 1, not {self.prepare_threads!r}")
+        if self.cuda_engine not in CUDA_ENGINES:
+            raise StaticvecError(f"GloVe: cuda_engine must be one of {', '.join(CUDA_ENGINES)}, not {self.cuda_engine!r}")
 
     def fingerprint(self, store_checksum: str) -> str:
         """Identifies a run whose checkpoint may be resumed: what changes the result."""
         keys = {k: v for k, v in dataclasses.asdict(self).items()
-                if k not in ("iterations", "checkpoint_every", "threads", "shuffle_memory_gb", "prepare_threads")}
+                if k not in ("iterations", "checkpoint_every", "threads", "shuffle_memory_gb", "prepare_threads",
+                             "cuda_engine", "gpu_workers")}  # the engine is the fingerprint's suffix
         if keys["shuffle"] == "copy":
             del keys["shuffle"]  # the checkpoints written before the option existed stay resumable
         else:  # the chunks' size sets which records share a permutation
@@ -126,6 +138,8 @@ class GloveParams:
     grad_clip: float | None = GloveConfig.grad_clip
     deterministic: bool = True  # same seed, same vectors: one thread (several threads: Hogwild updates)
     gpu_batch_size: int = GloveConfig.batch_size  # torch engine only
+    cuda_engine: str = GloveConfig.cuda_engine
+    gpu_workers: int = GloveConfig.gpu_workers
     checkpoint_every: int = GloveConfig.checkpoint_every
     shuffle_memory_gb: float = GloveConfig.shuffle_memory_gb
     shuffle: str = GloveConfig.shuffle
@@ -138,7 +152,8 @@ class GloveParams:
                            threads=1 if self.deterministic else threads, device=device,
                            batch_size=self.gpu_batch_size, checkpoint_every=self.checkpoint_every,
                            shuffle_memory_gb=self.shuffle_memory_gb, shuffle=self.shuffle,
-                           prepare_threads=self.prepare_threads)
+                           prepare_threads=self.prepare_threads, cuda_engine=self.cuda_engine,
+                           gpu_workers=self.gpu_workers)
 
 
 @dataclass
@@ -489,7 +504,8 @@ def train_glove(
 ) -> GloveState:
     """Train GloVe on a co-occurrence store over ``vocab``; returns the final state.
 
-    ``engine`` is 'numba' (CPU) or 'torch'; by default numba on CPU and torch on CUDA.
+    ``engine`` is 'numba' (CPU), 'kernel' (the fused CUDA kernel; on ``cpu``: numba's CUDA simulator) or
+    'torch'; by default numba on CPU and ``cfg.cuda_engine`` on CUDA.
     The shuffled copy of the store goes to ``work_dir`` (default: beside the checkpoint,
     else the system's temporary directory) and is removed when the run completes; with
     ``cfg.shuffle == "chunks"`` there is none (the store itself is read, chunk by chunk).
@@ -508,7 +524,9 @@ def train_glove(
         raise StaticvecError(f"{cooc_path}: the store was counted over a different vocabulary (sha256 differs)")
     store.verify()
     device = resolve_device(cfg.device)
-    engine = engine or ("numba" if device == "cpu" else "torch")
+    engine = engine or ("numba" if device == "cpu" else cfg.cuda_engine)
+    if engine not in ENGINES:
+        raise StaticvecError(f"GloVe: unknown engine {engine!r} (one of {', '.join(ENGINES)})")
     fingerprint = cfg.fingerprint(store.header["checksum"]) + f"-{engine}"
 
     state = None
@@ -551,10 +569,12 @@ def train_glove(
     try:
         if engine == "numba":
             _run_cpu(state, records, cfg, on_iteration)
-        elif engine == "torch":
-            _run_torch(state, records, cfg, device, on_iteration)
+        elif engine == "kernel":
+            from staticvec.train.glove_cuda import run_kernel
+
+            run_kernel(state, records, cfg, device, on_iteration)
         else:
-            raise ValueError(f"unknown engine {engine!r}")
+            _run_torch(state, records, cfg, device, on_iteration)
     except _Stop:
         return _as_numpy(state)  # interrupted: the shuffled copy stays for the resumed run
     del records
@@ -563,8 +583,13 @@ def train_glove(
 
 
 def _as_numpy(state: GloveState) -> GloveState:
-    """A numpy view of a state whose arrays may be torch tensors mid-run."""
+    """A numpy view of a state whose arrays may be device arrays mid-run (torch tensors, numba.cuda arrays)."""
     arrays = []
     for a in (state.W, state.b, state.gW, state.gb):
-        arrays.append(a if isinstance(a, np.ndarray) else a.detach().cpu().numpy())
+        if isinstance(a, np.ndarray):
+            arrays.append(a)
+        elif hasattr(a, "copy_to_host"):
+            arrays.append(a.copy_to_host())
+        else:
+            arrays.append(a.detach().cpu().numpy())
     return GloveState(*arrays, iteration=state.iteration, losses=list(state.losses))
