@@ -239,9 +239,10 @@ def _worker_main(conn, produce: Callable, args: tuple, worker: int, n_workers: i
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
         text = traceback.format_exc()
         try:
-            pickle.dumps(exc)
-        except Exception:  # noqa: BLE001 - an exception that does not pickle goes back as its text
-            exc = RuntimeError(f"{type(exc).__name__}: {exc}")
+            pickle.loads(pickle.dumps(exc))
+        except Exception:  # noqa: BLE001 - one that does not round-trip goes back as its message, of its kind
+            exc = (StaticvecError if isinstance(exc, StaticvecError) else RuntimeError)(
+                str(exc) if isinstance(exc, StaticvecError) else f"{type(exc).__name__}: {exc}")
         try:
             send_message(conn, ("error", (exc, text)))
         except (BrokenPipeError, OSError):  # the parent is gone
