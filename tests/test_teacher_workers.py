@@ -199,3 +199,36 @@ def test_a_workers_share_of_the_parts_is_the_serial_readers_parts(tmp_path, cont
         merged = sorted((p for share in shares for p in share), key=lambda p: p.index)
         assert merged == full
     assert list(iter_parts(shard, context, 5, start_part=2, stop_part=4)) == full[2:4]
+
+
+# ---------------------------------------------------------------- the knob
+
+
+def test_host_workers_are_the_gpu_jobs_threads_and_none_on_the_cpu(monkeypatch):
+    from staticvec.teacher.pipeline import host_workers_for
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "5")  # as Snakemake sets it for a job of 5 threads
+    assert host_workers_for("cuda:0") == 5 and host_workers_for("cpu") == 0
+    assert host_workers_for("cpu", 2) == 2 and host_workers_for("cuda", 0) == 0
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert host_workers_for("cuda") == len(os.sched_getaffinity(0))
+
+
+def test_the_configs_host_workers_reach_the_pass_and_auto_leaves_it_to_the_cli():
+    import copy
+    import shlex
+
+    from test_teacher_plan import parse
+
+    from staticvec.config import load_config, validate_config
+    from staticvec.dag.teacher import TeacherPlan
+
+    config = validate_config(load_config(["config/config.yaml"]))
+    assert config["teacher"]["host_workers"] == "auto"
+    assert "--host-workers" not in shlex.split(TeacherPlan(config).feature_args("minilm", "sentence"))
+    assert parse(TeacherPlan(config).feature_args("minilm", "sentence")).host_workers == "auto"
+    three = copy.deepcopy(config)
+    three["teacher"]["host_workers"] = 3
+    assert parse(TeacherPlan(validate_config(three)).feature_args("minilm", "sentence")).host_workers == 3
+    with pytest.raises(SystemExit):
+        parse("--host-workers -1")

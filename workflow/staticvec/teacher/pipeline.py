@@ -47,6 +47,20 @@ def on_accelerator(device) -> bool:
     return str(device).split(":")[0] != "cpu"
 
 
+def host_workers_for(device, requested: int | str = "auto") -> int:
+    """Worker processes of a pass's host work: ``requested``, or for ``auto`` on an accelerator the job's
+    threads (``OMP_NUM_THREADS``, which Snakemake sets to a job's ``threads``; else the cores this process may
+    use), on the CPU 0 (the forward takes the job's cores; the host work stays in the process)."""
+    if requested != "auto":
+        return int(requested)
+    if not on_accelerator(device):
+        return 0
+    from staticvec.device import default_threads
+
+    threads = os.environ.get("OMP_NUM_THREADS", "")
+    return int(threads) if threads.isdigit() and int(threads) > 0 else default_threads()
+
+
 def lookahead(function: Callable, items: Iterable, background: bool = True) -> Iterator:
     """``function(item)`` for each item, in order; in ``background``, the next item's call runs in a
     thread while the caller works on the current result (one call ahead: memory stays bounded).
