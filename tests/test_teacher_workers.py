@@ -174,8 +174,7 @@ def test_the_rust_tokenizer_called_directly_gives_the_tokenizers_own_pieces(make
     tok = make(max_length=32)
     direct = PieceEncoder(tok)
     assert direct.backend is not None  # (else the test compares the call with itself)
-    through_call = PieceEncoder(tok)
-    through_call.backend = None
+    through_call = PieceEncoder(tok, direct=False)
     texts = TEXT + ["", "unbelievable " * 12, "x", "the  cat"]
     for special in (True, False):
         for max_length in (None, 8):
@@ -183,10 +182,20 @@ def test_the_rust_tokenizer_called_directly_gives_the_tokenizers_own_pieces(make
             for x, y in zip(a, b):
                 np.testing.assert_array_equal(x, y)
             assert int(a[0].max()) <= (max_length or 1_000) and (max_length is None or int(a[0].max()) == max_length)
-    # and the tokenizer's own calls after a direct one are unchanged (the backend's settings are the call's)
+    # the tokenizer's own calls between direct ones change neither (each sets the shared backend up its way)
     want = tok(TEXT[:3], truncation=False)["input_ids"]
-    direct.encode(TEXT[:3], True, 4)
+    first = direct.encode(TEXT, True, 8)
     assert tok(TEXT[:3], truncation=False)["input_ids"] == want
+    tok(TEXT, truncation=True, max_length=5, padding="longest")
+    for x, y in zip(direct.encode(TEXT, True, 8), first):
+        np.testing.assert_array_equal(x, y)
+    # and a worker's copy (what pickles: the backend alone, no transformers tokenizer) encodes the same
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(direct))
+    assert copy.tokenizer is None and copy.backend is not direct.backend
+    for x, y in zip(copy.encode(TEXT, True, 8), first):
+        np.testing.assert_array_equal(x, y)
 
 
 @pytest.mark.parametrize("context", ["sentence", "paragraph"])
@@ -232,3 +241,51 @@ def test_the_configs_host_workers_reach_the_pass_and_auto_leaves_it_to_the_cli()
     assert parse(TeacherPlan(validate_config(three)).feature_args("minilm", "sentence")).host_workers == 3
     with pytest.raises(SystemExit):
         parse("--host-workers -1")
+
+
+def test_part_files_are_npz_files_of_the_same_arrays(tmp_path):
+    from staticvec.teacher.store import _load_npz, _save_npz
+
+    rng = np.random.default_rng(0)
+    arrays = {"word_vectors.12": rng.standard_normal((7, 5)).astype(np.float16), "empty": np.zeros((0, 4), np.int64),
+              "mask": rng.random(9) < 0.5, "nan": np.array([np.nan, 1.0], np.float32), "scalar": np.array(3, np.int16),
+              "strided": np.arange(20, dtype=np.int32).reshape(4, 5)[:, ::2], "fortran": np.asfortranarray(np.eye(3))}
+    _save_npz(tmp_path / "p.npz", arrays)
+    np.savez(tmp_path / "numpy.npz", **arrays)
+    for got in (_load_npz(tmp_path / "p.npz"), dict(np.load(tmp_path / "numpy.npz"))):
+        assert list(got) == list(arrays)
+        for name, array in arrays.items():
+            assert got[name].dtype == array.dtype and got[name].shape == array.shape, name
+            assert got[name].tobytes() == np.ascontiguousarray(array).tobytes(), name
+
+
+def test_writer_threads_start_in_order_and_an_after_all_job_waits_for_the_earlier_ones():
+    import threading
+
+    from staticvec.teacher.pipeline import BackgroundWriter
+
+    started, finished, lock = [], [], threading.Lock()
+
+    def job(i, seconds):
+        with lock:
+            started.append(i)
+        time.sleep(seconds)
+        with lock:
+            finished.append(i)
+
+    def checkpoint(parts=4):
+        with lock:
+            started.append("ase")
+            assert sorted(finished) == list(range(parts))  # every part before it is written
+
+    with BackgroundWriter(threads=2) as writer:
+        for i, seconds in enumerate([0.3, 0.01, 0.2, 0.01]):
+            writer.submit(job, i, seconds)
+        writer.submit(checkpoint, after_all=True)
+    assert started == [0, 1, 2, 3, "ase"] and sorted(finished) == [0, 1, 2, 3]
+    started.clear()
+    finished.clear()
+    with pytest.raises(AssertionError):  # the check fails where the checkpoint does not wait (the test can fail)
+        with BackgroundWriter(threads=2) as writer:
+            writer.submit(job, 0, 0.2)
+            writer.submit(checkpoint, 1)  # not after_all: runs beside job 0

@@ -72,15 +72,20 @@ class Alignment:
 class PieceEncoder:
     """A tokenizer's pieces, ids, character spans and special-token mask as flat numpy arrays.
 
-    A fast (Rust-backed) transformers tokenizer is called through its backend, configured as the transformers
-    call configures it (its own ``set_truncation_and_padding``, its ``split_special_tokens``): the same
-    encodings, without the per-input dictionaries and lists that the transformers call builds and this module
-    would only flatten again (a fifth of a teacher pass's host work, measured). Any other tokenizer goes through
-    its ``__call__``. Picklable: a worker process gets its own copy of the backend (:mod:`.pipeline`)."""
+    A fast (Rust-backed) transformers tokenizer is called through its backend, set up as the transformers call
+    sets it up (truncation at ``max_length`` from its ``truncation_side``, no padding, its
+    ``split_special_tokens``; tested equal to the call): the same encodings, without the per-input
+    dictionaries and lists the transformers call builds and this module would only flatten again (a fifth of a
+    pass's host work, measured). It pickles as the backend alone, so that a worker process (:mod:`.pipeline`)
+    imports neither transformers nor torch. Any other tokenizer (or ``direct`` False) goes through its ``__call__``."""
 
-    def __init__(self, tokenizer):
-        self.tokenizer = tokenizer
-        self.backend = tokenizer.backend_tokenizer if _plain_fast_tokenizer(tokenizer) else None
+    def __init__(self, tokenizer, direct: bool = True):
+        self.tokenizer, self.backend = tokenizer, None
+        if direct and _plain_fast_tokenizer(tokenizer):
+            self.tokenizer = None
+            self.backend = tokenizer.backend_tokenizer
+            self.truncation_side = tokenizer.truncation_side
+            self.split_special_tokens = bool(tokenizer.split_special_tokens)
 
     def encode(self, texts: list[str], add_special_tokens: bool = True, max_length: int | None = None,
                spans: bool = True):
@@ -88,14 +93,7 @@ class PieceEncoder:
         (``spans`` False: no spans and no special mask, None for both)."""
         if self.backend is None:
             return self._encode_with_call(texts, add_special_tokens, max_length, spans)
-        from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
-
-        tok = self.tokenizer
-        truncation = TruncationStrategy.LONGEST_FIRST if max_length is not None else TruncationStrategy.DO_NOT_TRUNCATE
-        tok.set_truncation_and_padding(PaddingStrategy.DO_NOT_PAD, truncation, max_length, 0, None, None)
-        if self.backend.encode_special_tokens != tok.split_special_tokens:
-            self.backend.encode_special_tokens = tok.split_special_tokens
-        encodings = self.backend.encode_batch(texts, add_special_tokens=add_special_tokens)
+        encodings = self._configured(max_length).encode_batch(texts, add_special_tokens=add_special_tokens)
         ids = [e.ids for e in encodings]
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         total = int(lengths.sum())
@@ -106,6 +104,25 @@ class PieceEncoder:
                            count=2 * total).reshape(total, 2)
         special = np.fromiter(chain.from_iterable(e.special_tokens_mask for e in encodings), dtype=bool, count=total)
         return lengths, flat_ids, span, special
+
+    def _configured(self, max_length: int | None = None):
+        """The backend set up for one call (every call: the transformers tokenizer may share it and set it up
+        its own way in between), as TokenizersBackend.set_truncation_and_padding does."""
+        backend = self.backend
+        if max_length is None:
+            if backend.truncation is not None:
+                backend.no_truncation()
+        else:
+            target = {"max_length": max_length, "stride": 0, "strategy": "longest_first",
+                      "direction": self.truncation_side}
+            current = backend.truncation
+            if current is None or {k: current.get(k) for k in target} != target:
+                backend.enable_truncation(**target)
+        if backend.padding is not None:
+            backend.no_padding()
+        if backend.encode_special_tokens != self.split_special_tokens:
+            backend.encode_special_tokens = self.split_special_tokens
+        return backend
 
     def _encode_with_call(self, texts, add_special_tokens, max_length, spans):
         enc = self.tokenizer(
@@ -126,12 +143,6 @@ class PieceEncoder:
                            count=2 * total).reshape(total, 2)
         special = np.fromiter(chain.from_iterable(enc["special_tokens_mask"]), dtype=bool, count=total)
         return lengths, ids, span, special
-
-    def __getstate__(self):
-        return {"tokenizer": self.tokenizer}
-
-    def __setstate__(self, state):
-        self.__init__(state["tokenizer"])
 
 
 def _plain_fast_tokenizer(tokenizer) -> bool:

@@ -31,7 +31,9 @@ import logging
 import multiprocessing
 import os
 import pickle
+import time
 import traceback
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator
 
@@ -86,32 +88,37 @@ def lookahead(function: Callable, items: Iterable, background: bool = True) -> I
 
 
 class BackgroundWriter:
-    """Runs write jobs in order in one background thread, at most one pending (its arrays are the only
-    extra memory); a job's exception is raised by the next :meth:`submit` or by :meth:`close`.
-    Without ``background`` a job runs at once."""
+    """Runs write jobs in ``threads`` background threads, started in order, at most ``threads`` pending (their
+    arrays are the only extra memory); a job submitted ``after_all`` starts once every earlier one has finished
+    (an ASE checkpoint after the parts it covers). A job's exception is raised by a later :meth:`submit` or by
+    :meth:`close`. Without ``background`` a job runs at once. Several threads write in parallel: a part file's
+    CRC and its writes release the GIL."""
 
-    def __init__(self, background: bool = True):
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="staticvec-writer") if background else None
-        self.pending: Future | None = None
+    def __init__(self, background: bool = True, threads: int = 1):
+        self.threads = max(1, int(threads))
+        self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="staticvec-writer") if background else None
+        self.pending: deque[Future] = deque()
 
-    def submit(self, job: Callable, *args) -> None:
+    def submit(self, job: Callable, *args, after_all: bool = False) -> None:
         if self.pool is None:
             job(*args)
             return
-        self.wait()
-        self.pending = self.pool.submit(job, *args)
+        while len(self.pending) >= self.threads or (after_all and self.pending):
+            self.pending.popleft().result()
+        self.pending.append(self.pool.submit(job, *args))
 
     def wait(self) -> None:
-        if self.pending is not None:
-            pending, self.pending = self.pending, None
-            pending.result()
+        while self.pending:
+            self.pending.popleft().result()
 
     def close(self) -> None:
-        """Wait for the last job (raising its exception) and stop the thread."""
+        """Wait for the jobs (raising the first exception) and stop the threads."""
         try:
             self.wait()
         finally:
             if self.pool is not None:
+                for pending in self.pending:  # after an exception: the others still finish (their files are atomic)
+                    pending.exception()
                 self.pool.shutdown(wait=True)
 
     def __enter__(self):
@@ -120,7 +127,7 @@ class BackgroundWriter:
     def __exit__(self, *exc):
         if exc[0] is None:
             self.close()
-        else:  # the caller's exception wins; the job under way still finishes (its file is atomic)
+        else:  # the caller's exception wins; the jobs under way still finish (their files are atomic)
             try:
                 self.close()
             except Exception:  # noqa: BLE001 - secondary to the one being raised
@@ -309,7 +316,8 @@ class OrderedWorkers:
                     self.processes[k].join(5)
                     raise StaticvecError(f"host worker {k} died (exit code {self.processes[k].exitcode}) before "
                                          f"item {j}: killed for memory? see the job's log") from None
-                if kind == "done":
+                if kind == "done":  # the others are at the end of their input too: they exit by themselves
+                    self.close(grace=10.0)
                     return
                 if kind == "error":
                     exc, text = payload
@@ -319,9 +327,11 @@ class OrderedWorkers:
         finally:
             self.close()
 
-    def close(self) -> None:
-        """Stop every worker (those still running are terminated) and wait for them."""
+    def close(self, grace: float = 0.0) -> None:
+        """Stop every worker (those still running after ``grace`` seconds are terminated) and wait for them."""
+        deadline = time.monotonic() + grace
         for process in self.processes:
+            process.join(max(0.0, deadline - time.monotonic()))
             if process.is_alive():
                 process.terminate()
         for process in self.processes:
