@@ -245,10 +245,11 @@ class TimedTokenizer:
 def staged(code, teacher, stages: Stages):
     """The stages of a pass of ``code`` (a module namespace from :func:`load_revision` or :func:`this_checkout`)."""
     features, store = code.features, code.store
+    host = getattr(features, "PartPreparer", features.FeatureExtractor)  # where a part's host work runs
     patches = [(store, "iter_parts", stages.wrap_iterator("reading the shard into parts", store.iter_parts)),
                (features, "align", stages.wrap("alignment (piece -> word)", features.align)),
-               (features.FeatureExtractor, "units", stages.wrap("units (paragraph chunks)", features.FeatureExtractor.units)),
-               (features.FeatureExtractor, "word_ids", stages.wrap("word ids", features.FeatureExtractor.word_ids)),
+               (host, "units", stages.wrap("units (paragraph chunks)", host.units)),
+               (host, "word_ids", stages.wrap("word ids", host.word_ids)),
                (features.FeatureExtractor, "ase_state", stages.wrap("ASE checkpoint state", features.FeatureExtractor.ase_state)),
                (store, "_save_npz", stages.wrap("writing part files", store._save_npz)),
                (teacher, "forward", stages.wrap("forward", teacher.forward)),

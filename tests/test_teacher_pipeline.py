@@ -229,6 +229,33 @@ def test_on_the_device_pipelined_parts_equal_the_serial_pass(bert, tmp_path, mlm
                 np.testing.assert_array_equal(b[key], a[key], err_msg=key)
 
 
+@cuda_test
+@pytest.mark.parametrize("context", ["sentence", "paragraph"])
+def test_on_the_device_parts_from_host_workers_equal_the_serial_pass(bert, tmp_path, context):
+    """Parts prepared in worker processes reach the device as numpy buffers packed there, pinned and copied here
+    (issue 54): the same part files as the serial pass on the same device, up to the order of CUDA's atomic sums
+    (fp32 storage; on the CPU stand-in, byte for byte)."""
+    on_device = Teacher(copy.deepcopy(bert.model), bert.tokenizer, name="tiny-bert-device", device=DEVICE,
+                        dtype=torch.float32, attention=True)
+    shard = small_shard(tmp_path / "s.tsv.gz")
+    spec = FeatureSpec(context=context, vector_dtype="float32", layers=(0, 2), sentence_vectors=True, ase=True)
+    kwargs = dict(vocab=small_vocab(), part_sentences=5, batch_tokens=48, progress=False)
+    serial = write_shard_features(on_device, shard, tmp_path / "serial", spec, overlap=False, **kwargs)
+    workers = write_shard_features(on_device, shard, tmp_path / "workers", spec, host_workers=2, **kwargs)
+    assert serial["parts"] == workers["parts"] and len(serial["parts"]) > 2
+    for name in serial["parts"] + ["../ase.npz"]:
+        with np.load(tmp_path / "serial/parts" / name) as a, np.load(tmp_path / "workers/parts" / name) as b:
+            assert a.files == b.files
+            for key in a.files:
+                assert a[key].dtype == b[key].dtype and a[key].shape == b[key].shape, key
+                if a[key].dtype.kind == "f":
+                    np.testing.assert_allclose(b[key], a[key], rtol=1e-5, atol=1e-6, err_msg=key)
+                else:
+                    np.testing.assert_array_equal(b[key], a[key], err_msg=key)
+    np.testing.assert_allclose(np.load(tmp_path / "workers/ase_sums.npy"), np.load(tmp_path / "serial/ase_sums.npy"),
+                               rtol=1e-5, atol=1e-6)
+
+
 # ---------------------------------------------------------------- paragraph units
 
 

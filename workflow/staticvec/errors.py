@@ -18,3 +18,6 @@ class InputFileError(StaticvecError):
         self.path = str(path)
         self.line = line
         self.problem = problem
+
+    def __reduce__(self):  # pickles (a worker process's error reaches its parent as itself)
+        return type(self), (self.path, self.problem, self.line)

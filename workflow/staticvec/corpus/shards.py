@@ -57,10 +57,15 @@ def parse_line(line: str, path: str | os.PathLike = "<shard>", lineno: int | Non
 
 def iter_records(path: str | os.PathLike) -> Iterator[Sentence]:
     """Every sentence of a shard, kept or not, in order."""
+    for lineno, line in enumerate(iter_lines(path), start=1):
+        yield parse_line(line, path, lineno)
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[str]:
+    """A shard's lines, unparsed (a reader that skips most of them parses only the ones it keeps)."""
     try:
         with open_any(path, "rt") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                yield parse_line(line, path, lineno)
+            yield from fh
     except (EOFError, OSError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise InputFileError(path, "shard not found") from None

@@ -31,7 +31,7 @@ plan shows what each routing costs, each job's start-up included (:meth:`CostMod
 price of a GPU-hour (``plan.gpu_hour_core_hours``) the other would be cheaper. A student on a GPU trains on
 the job's cores with the fast engine where the measured rates say that is faster than the GPU's autograd
 engine (:meth:`CostModel.student_trains_on_host`); the teacher stays on the GPU. GPU jobs get the cores their
-host side needs (tokenization and alignment at the GPU's rate).
+host side needs (host workers reading, tokenising and indexing at the GPU's rate, :meth:`CostModel.gpu_threads`).
 """
 
 from __future__ import annotations
@@ -302,13 +302,35 @@ class CostModel:
         return self.W.gpu_resources(self.device(rule) == "gpu")
 
     def gpu_threads(self, teacher: str | None = None, path: str = "students") -> int:
-        """Cores of a GPU job: enough host threads to tokenize and align at the GPU's rate, capped."""
+        """Cores of a GPU job: the host cores that keep its device busy (each core reads, tokenises and indexes
+        ``teacher_host_words_per_core_s`` words a second in a host worker), capped."""
         cap = int(self.plan.get("gpu_max_threads", 16))
         if teacher is None:
             return min(cap, int(self.plan.get("gpu_min_threads", 4)))
-        host_words = float(self.unit.value("teacher_host_pieces_per_s")) / float(self.unit.value("pieces_per_token"))
-        need = self.gpu_words_per_s(teacher, path) / host_words
+        need = self.device_words_per_s(teacher, path) / self.host_words_per_core_s(path)
         return max(int(self.plan.get("gpu_min_threads", 4)), min(cap, math.ceil(need)))
+
+    # the host cost of each GPU pass (benchmarks/teacher_host.py): SemGloVe's unmasked pass and the masked
+    # copies' as the students' pass (their extra indices are a few numpy calls per batch)
+    HOST_PASS = {"students": "students", "semglove_unmasked": "students", "masked_mlm": "students",
+                 "bare": "students", "paragraph": "paragraph", "ase": "ase"}
+
+    def host_words_per_core_s(self, path: str) -> float:
+        return float(self.unit.value("teacher_host_words_per_core_s", self.HOST_PASS.get(path, "students")))
+
+    def host_parent_words_per_s(self, path: str) -> float:
+        """What one job's parent process feeds at most (taking prepared parts, the device's calls, writing
+        part files), however many host workers: the bound beyond which more cores do not help."""
+        return float(self.unit.value("teacher_host_parent_words_per_s", self.HOST_PASS.get(path, "students")))
+
+    def device_words_per_s(self, teacher: str, path: str) -> float:
+        """A GPU pass's own rate with its host work kept up: the bare forward (its poolings are a few gathers
+        and segment sums beside it; the paragraph pass also runs its context sentences through it); the masked
+        copies as measured (the GPU's work: one copy of the sentence per word)."""
+        if path == "masked_mlm":
+            return self.gpu_words_per_s(teacher, path)
+        rate = self.gpu_words_per_s(teacher, "bare")
+        return rate / float(self.unit.value("paragraph_token_share")) if path == "paragraph" else rate
 
     # ------------------------------------------------------------ teacher arithmetic
     def teacher_flops(self, teacher: str) -> float:
@@ -346,11 +368,11 @@ class CostModel:
         return float(rates[shape][key]) * shapes[shape] / flops
 
     def pass_seconds(self, teacher: str, path: str, tokens: float, device: str, threads: int) -> float:
-        """One pass of ``path`` over ``tokens`` training tokens: on a GPU at the pass's measured words per s,
-        kept at or below what ``threads`` host threads tokenize and align; on CPUs per piece."""
-        if device == "gpu":
-            host = float(self.unit.value("teacher_host_pieces_per_s")) / float(self.unit.value("pieces_per_token")) * threads
-            return tokens / min(self.gpu_words_per_s(teacher, path), host)
+        """One pass of ``path`` over ``tokens`` training tokens: on a GPU at the device's rate for the pass, kept
+        at or below what ``threads`` host cores prepare and the job's parent process feeds; on CPUs per piece."""
+        if device == "gpu":  # the device, its host workers (one a core) or the job's parent: the slowest
+            host = self.host_words_per_core_s(path) * threads
+            return tokens / min(self.device_words_per_s(teacher, path), host, self.host_parent_words_per_s(path))
         pieces = tokens * float(self.unit.value("pieces_per_token"))
         if path == "paragraph":
             pieces *= float(self.unit.value("paragraph_token_share"))

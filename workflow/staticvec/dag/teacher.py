@@ -206,6 +206,8 @@ class TeacherPlan:
                  "--layers", "all" if layers == "all" else (",".join(map(str, layers)) or "none"),
                  "--part-sentences", str(self.tc["part_sentences"]),
                  "--vector-dtype", fs.get("vector_dtype", "float16")]
+        if self.tc.get("host_workers", "auto") != "auto":  # auto: the CLI's (a GPU job's threads)
+            args += ["--host-workers", str(self.tc["host_workers"])]
         if not fs.get("special_tokens", True):
             args.append("--no-special-tokens")
         if fs.get("sentence_vectors"):

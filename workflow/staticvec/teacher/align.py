@@ -69,29 +69,106 @@ class Alignment:
         return np.bincount(g[g >= 0], minlength=int(self.n_words.sum()))
 
 
+class PieceEncoder:
+    """A tokenizer's pieces, ids, character spans and special-token mask as flat numpy arrays.
+
+    A fast (Rust-backed) transformers tokenizer is called through its backend, set up as the transformers call
+    sets it up (truncation at ``max_length`` from its ``truncation_side``, no padding, its
+    ``split_special_tokens``; tested equal to the call): the same encodings, without the per-input
+    dictionaries and lists the transformers call builds and this module would only flatten again (a fifth of a
+    pass's host work, measured). It pickles as the backend alone, so that a worker process (:mod:`.pipeline`)
+    imports neither transformers nor torch. Any other tokenizer (or ``direct`` False) goes through its ``__call__``."""
+
+    def __init__(self, tokenizer, direct: bool = True):
+        self.tokenizer, self.backend = tokenizer, None
+        if direct and _plain_fast_tokenizer(tokenizer):
+            self.tokenizer = None
+            self.backend = tokenizer.backend_tokenizer
+            self.truncation_side = tokenizer.truncation_side
+            self.split_special_tokens = bool(tokenizer.split_special_tokens)
+
+    def encode(self, texts: list[str], add_special_tokens: bool = True, max_length: int | None = None,
+               spans: bool = True):
+        """(lengths, ids, spans (n, 2), special) over ``texts``, each input's pieces one after the other
+        (``spans`` False: no spans and no special mask, None for both)."""
+        if self.backend is None:
+            return self._encode_with_call(texts, add_special_tokens, max_length, spans)
+        encodings = self._configured(max_length).encode_batch(texts, add_special_tokens=add_special_tokens)
+        ids = [e.ids for e in encodings]
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        total = int(lengths.sum())
+        flat_ids = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=total)
+        if not spans:
+            return lengths, flat_ids, None, None
+        span = np.fromiter(chain.from_iterable(chain.from_iterable(e.offsets for e in encodings)), dtype=np.int64,
+                           count=2 * total).reshape(total, 2)
+        special = np.fromiter(chain.from_iterable(e.special_tokens_mask for e in encodings), dtype=bool, count=total)
+        return lengths, flat_ids, span, special
+
+    def _configured(self, max_length: int | None = None):
+        """The backend set up for one call (every call: the transformers tokenizer may share it and set it up
+        its own way in between), as TokenizersBackend.set_truncation_and_padding does."""
+        backend = self.backend
+        if max_length is None:
+            if backend.truncation is not None:
+                backend.no_truncation()
+        else:
+            target = {"max_length": max_length, "stride": 0, "strategy": "longest_first",
+                      "direction": self.truncation_side}
+            current = backend.truncation
+            if current is None or {k: current.get(k) for k in target} != target:
+                backend.enable_truncation(**target)
+        if backend.padding is not None:
+            backend.no_padding()
+        if backend.encode_special_tokens != self.split_special_tokens:
+            backend.encode_special_tokens = self.split_special_tokens
+        return backend
+
+    def _encode_with_call(self, texts, add_special_tokens, max_length, spans):
+        enc = self.tokenizer(
+            texts,
+            add_special_tokens=add_special_tokens,
+            return_offsets_mapping=spans,
+            return_special_tokens_mask=spans,
+            return_attention_mask=False,
+            truncation=max_length is not None,
+            max_length=max_length,
+        )
+        lengths = np.fromiter((len(ids) for ids in enc["input_ids"]), dtype=np.int64, count=len(texts))
+        total = int(lengths.sum())
+        ids = np.fromiter(chain.from_iterable(enc["input_ids"]), dtype=np.int64, count=total)
+        if not spans:
+            return lengths, ids, None, None
+        span = np.fromiter(chain.from_iterable(chain.from_iterable(enc["offset_mapping"])), dtype=np.int64,
+                           count=2 * total).reshape(total, 2)
+        special = np.fromiter(chain.from_iterable(enc["special_tokens_mask"]), dtype=bool, count=total)
+        return lengths, ids, span, special
+
+
+def _plain_fast_tokenizer(tokenizer) -> bool:
+    """A transformers fast tokenizer whose encoding is the base class's: its backend's encodings are its own."""
+    try:
+        from transformers.tokenization_utils_tokenizers import TokenizersBackend
+    except ImportError:  # pragma: no cover - another transformers layout: the tokenizer's own call
+        return False
+    return isinstance(tokenizer, TokenizersBackend) and type(tokenizer)._encode_plus is TokenizersBackend._encode_plus
+
+
+def piece_encoder(tokenizer) -> PieceEncoder:
+    return tokenizer if isinstance(tokenizer, PieceEncoder) else PieceEncoder(tokenizer)
+
+
 def align(tokenizer, inputs: list[list[str]], add_special_tokens: bool = True,
           max_length: int | None = None) -> Alignment:
-    """Tokenize ``inputs`` (lists of words) and map every piece to its word."""
+    """Tokenize ``inputs`` (lists of words) and map every piece to its word (``tokenizer``: a tokenizer or its
+    :class:`PieceEncoder`)."""
     texts = [" ".join(words) for words in inputs]
     n_words = np.fromiter((len(words) for words in inputs), dtype=np.int64, count=len(inputs))
     if not texts:
         empty = np.zeros(0, dtype=np.int64)
         return Alignment(empty, empty, np.zeros(1, dtype=np.int64), empty, np.zeros(0, dtype=bool))
-    enc = tokenizer(
-        texts,
-        add_special_tokens=add_special_tokens,
-        return_offsets_mapping=True,
-        return_special_tokens_mask=True,
-        return_attention_mask=False,
-        truncation=max_length is not None,
-        max_length=max_length,
-    )
-    lengths = np.fromiter((len(ids) for ids in enc["input_ids"]), dtype=np.int64, count=len(texts))
+    lengths, input_ids, spans, special = piece_encoder(tokenizer).encode(texts, add_special_tokens, max_length)
     total = int(lengths.sum())
-    input_ids = np.fromiter(chain.from_iterable(enc["input_ids"]), dtype=np.int64, count=total)
-    spans = np.fromiter(chain.from_iterable(chain.from_iterable(enc["offset_mapping"])), dtype=np.int64,
-                        count=2 * total).reshape(total, 2)
-    special = np.fromiter(chain.from_iterable(enc["special_tokens_mask"]), dtype=bool, count=total)
 
     # Character -> word over all texts at once: inclusive running count of spaces.
     text_len = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
@@ -128,5 +205,4 @@ def count_pieces(tokenizer, inputs: list[list[str]]) -> np.ndarray:
     """Pieces (without special tokens) of each input: what length bucketing and chunking need."""
     if not inputs:
         return np.zeros(0, dtype=np.int64)
-    enc = tokenizer([" ".join(w) for w in inputs], add_special_tokens=False, return_attention_mask=False)
-    return np.fromiter((len(ids) for ids in enc["input_ids"]), dtype=np.int64, count=len(inputs))
+    return piece_encoder(tokenizer).encode([" ".join(w) for w in inputs], False, None, spans=False)[0]

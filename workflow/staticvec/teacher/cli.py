@@ -35,6 +35,18 @@ def _layers(text: str) -> list[int] | str:
         raise argparse.ArgumentTypeError(f"layers: expected last, all, none or integers, got {text!r}") from None
 
 
+def _host_workers(text: str) -> int | str:
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"host workers: expected auto or an integer >= 0, got {text!r}")
+    return n
+
+
 def _add_teacher_args(p) -> None:
     p.add_argument("--teacher", required=True,
                    help="minilm | smollm2 | a hub name (bert-base-uncased) | a local model directory | a .gguf file")
@@ -85,6 +97,10 @@ def register(subparsers) -> None:
     p.add_argument("--overlap", choices=["auto", "on", "off"], default="auto",
                    help="read and tokenise the next part and write the last one in background threads while a part "
                         "is computed (auto: on a GPU); the files are the same either way")
+    p.add_argument("--host-workers", type=_host_workers, default="auto", metavar="N|auto",
+                   help="worker processes that read, tokenise and index the shard, feeding the teacher in order "
+                        "(auto: on a GPU the job's threads, OMP_NUM_THREADS as Snakemake sets it, else the usable "
+                        "cores; on the CPU 0, all in this process); the files are the same whatever the number")
     p.add_argument("--vector-dtype", choices=["float16", "float32"], default="float16",
                    help="storage dtype of the word and sentence vectors")
     p.set_defaults(handler=_features, keep_freed_memory=True)  # staticvec.memory: per-batch buffers reused
@@ -160,6 +176,7 @@ def _features(args) -> int:
     import numpy as np
 
     from staticvec.teacher.features import FeatureSpec
+    from staticvec.teacher.pipeline import host_workers_for
     from staticvec.teacher.store import write_shard_features
 
     vocab = load_vocab_of(args)
@@ -186,7 +203,8 @@ def _features(args) -> int:
         ase_words = ids
     sidecar = write_shard_features(teacher, args.shard, args.out, spec, vocab, args.vocab, args.part_sentences,
                                    args.batch_tokens, ase_words, overlap={"auto": None, "on": True, "off": False}[args.overlap],
-                                   ase_checkpoint_seconds=60 * args.ase_checkpoint_minutes)
+                                   ase_checkpoint_seconds=60 * args.ase_checkpoint_minutes,
+                                   host_workers=host_workers_for(teacher.device, args.host_workers))
     rate = sidecar["this_run"]["word_pieces_per_second"]
     done_now = f"{rate} word pieces/s" if rate is not None else "no part left to compute (all were finished before)"
     log.info("%s: %d sentences, %d words, %s", args.out, sidecar["sentences"], sidecar["words"], done_now)

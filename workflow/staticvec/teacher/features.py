@@ -50,14 +50,14 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict, dataclass, field
 from itertools import chain, repeat
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from staticvec.corpus.shards import iter_records
+from staticvec.corpus.shards import iter_lines, parse_line
 from staticvec.errors import StaticvecError
-from staticvec.teacher.align import Alignment, align, count_pieces
-from staticvec.teacher.pipeline import HostArrays, PartOutputs, lookahead, on_accelerator
+from staticvec.teacher.align import Alignment, PieceEncoder, align, count_pieces
+from staticvec.teacher.pipeline import HostArrays, OrderedWorkers, PackedArrays, PartOutputs, lookahead, on_accelerator
 
 log = logging.getLogger(__name__)
 
@@ -133,43 +133,65 @@ class Part:
 
 
 def iter_parts(shard, context: str = "sentence", part_sentences: int = 4096, start_part: int = 0,
-               sentences: str = "kept") -> Iterator[Part]:
-    """Parts of a shard, in order; parts before ``start_part`` are skipped without being built. Training
-    sentences: the corpus's kept ones (``sentences`` "kept"), or every sentence of the paragraphs ("all")."""
+               sentences: str = "kept", select: Callable[[int], bool] | None = None,
+               stop_part: int | None = None) -> Iterator[Part]:
+    """Parts of a shard, in order; parts before ``start_part``, from ``stop_part`` on and those ``select``
+    (part index -> bool) leaves out are not built (their lines are checked and counted, not split into words;
+    reading stops at ``stop_part``). Training sentences: the corpus's kept ones (``sentences`` "kept"), or
+    every sentence of the paragraphs ("all")."""
+    def wanted(index: int) -> bool:
+        return index >= start_part and (select is None or select(index))
+
     part = Part(0)
+    building = wanted(0)
+    n_sentences = 0  # training sentences of the current part (built or not)
     paragraph_sentences: list[list[str]] = []
     paragraph_out: list[int] = []  # per paragraph sentence: index among the part's sentences, or -1
     current = None
     ordinal = -1
+    every = sentences == "all"
 
     def close_paragraph():
-        if paragraph_sentences and any(i >= 0 for i in paragraph_out):
+        if building and paragraph_sentences and any(i >= 0 for i in paragraph_out):
             part.context.append((list(paragraph_sentences), list(paragraph_out)))
         paragraph_sentences.clear()
         paragraph_out.clear()
 
-    for lineno, record in enumerate(iter_records(shard)):
-        key = (record.article, record.paragraph)
+    for lineno, line in enumerate(iter_lines(shard)):
+        fields = line.rstrip("\n").split("\t")
+        if len(fields) != 4 or fields[2] not in ("0", "1") or not fields[1].isdigit():
+            parse_line(line, shard, lineno + 1)  # raises the shard format's error
+        key = (fields[0], int(fields[1]))
         if key != current:
             close_paragraph()
             current = key
             ordinal += 1
             # parts end at paragraph boundaries (always, so parts do not depend on the context)
-            if len(part.sentences) >= part_sentences:
-                if part.index >= start_part:
+            if n_sentences >= part_sentences:
+                if building:
                     yield part
                 part = Part(part.index + 1)
-        if (record.keep or sentences == "all") and record.tokens:
+                n_sentences = 0
+                if stop_part is not None and part.index >= stop_part:
+                    return
+                building = wanted(part.index)
+        training = (fields[2] == "1" or every) and fields[3] != ""
+        if not building:
+            n_sentences += training
+            continue
+        tokens = fields[3].split(" ") if fields[3] else []
+        if training:
             paragraph_out.append(len(part.sentences))
-            part.sentences.append(record.tokens)
+            part.sentences.append(tokens)
             part.records.append(lineno)
             part.paragraphs.append(ordinal)
+            n_sentences += 1
         else:
             paragraph_out.append(-1)
         if context == "paragraph":
-            paragraph_sentences.append(record.tokens)
+            paragraph_sentences.append(tokens)
     close_paragraph()
-    if part.sentences and part.index >= start_part:
+    if n_sentences and building:
         yield part
 
 
@@ -271,21 +293,181 @@ class Batch:
     piece_ids: np.ndarray  # (B, L) piece ids (padding: the pad id)
     n_sentences: int = 0  # sentences with pieces in this batch (sentence vectors)
     mlm: dict | None = None  # host-side arrays of the MLM predictions
-    device: HostArrays | None = None  # the int64 arrays the device reads (see FeatureExtractor._batch)
+    device: PackedArrays | None = None  # the int64 arrays the device reads (see PartPreparer._batch)
 
 
 @dataclass
 class PreparedPart:
     """A part's host work done: the arrays that need no teacher, and its batches."""
 
-    part: Part
+    part: Part  # from a worker process: its index only (sentences and context stay there)
     arrays: dict[str, np.ndarray]
     n_words: int
     batches: list[Batch]
     n_truncated: int
 
+    @property
+    def n_sentences(self) -> int:
+        return len(self.arrays["sentence_records"])
+
+    def light(self) -> "PreparedPart":
+        """What the device needs of it: the part's words (Python lists) and the batches' host-only arrays left
+        out (what crosses from a worker process is flat numpy buffers)."""
+        for batch in self.batches:
+            batch.local = batch.piece_ids = batch.word_sentence = None
+        return PreparedPart(Part(self.part.index), self.arrays, self.n_words, self.batches, self.n_truncated)
+
 
 # ---------------------------------------------------------------- the extraction
+
+
+class PartPreparer:
+    """The host work of a part (word ids, units, tokenisation and alignment, batches and every index their
+    features need), with no teacher and no torch: what a worker process runs (:func:`prepared_parts`).
+
+    Holds what that work reads of the teacher (its tokenizer as a :class:`PieceEncoder`, maximum length,
+    special tokens, pad id), the spec, the vocabulary's index and the batch size; it pickles."""
+
+    def __init__(self, teacher, spec: FeatureSpec, vocab=None, batch_tokens: int = 8192):
+        self.spec = spec
+        self.word_index = None if vocab is None else vocab.index
+        self.batch_tokens = int(batch_tokens)
+        self.encoder = PieceEncoder(teacher.tokenizer)
+        self.max_length = teacher.max_length
+        self.budget = teacher.max_length - teacher.n_special if spec.special_tokens else teacher.max_length
+        self.slack = 0 if teacher.family == "bert" else 4  # BPE: a chunk's first word may gain pieces
+        self.pad_id = teacher.pad_id
+
+    def word_ids(self, words: list[str]) -> np.ndarray:
+        if self.word_index is None:
+            return np.full(len(words), -1, dtype=np.int32)
+        return np.fromiter(map(self.word_index.get, words, repeat(-1)), dtype=np.int32, count=len(words))
+
+    def units(self, part: Part) -> Units:
+        return build_units(part, self.spec.context, self.encoder, self.budget, self.slack)
+
+    def prepare(self, part: Part) -> PreparedPart:
+        """The host work of a part: word ids, units, tokenisation and alignment, batches and their indices."""
+        spec = self.spec
+        n_sent = len(part.sentences)
+        sent_len = np.fromiter((len(s) for s in part.sentences), dtype=np.int64, count=n_sent)
+        n_words = int(sent_len.sum())
+        arrays: dict[str, np.ndarray] = {
+            "sentence_offsets": np.concatenate([[0], np.cumsum(sent_len)]).astype(np.int64),
+            "word_ids": self.word_ids(list(chain.from_iterable(part.sentences))),
+            "sentence_records": np.asarray(part.records, dtype=np.int64),
+            "sentence_paragraphs": np.asarray(part.paragraphs, dtype=np.int64),
+        }
+        units = self.units(part)
+        al = align(self.encoder, units.words, spec.special_tokens, self.max_length)
+        pieces_per_word = al.pieces_per_word()
+        word_pieces = np.zeros(n_words, dtype=np.int64)
+        target = units.word_out >= 0
+        word_pieces[units.word_out[target]] = pieces_per_word[target]
+        arrays["word_pieces"] = np.minimum(word_pieces, np.iinfo(np.int16).max).astype(np.int16)
+        unit_word_start = al.word_offsets()
+        batches = [self._batch(al, units, unit_word_start, batch)
+                   for batch in length_batches(al.lengths, self.batch_tokens)]
+        return PreparedPart(part, arrays, n_words, batches, int(al.truncated.sum()))
+
+    def _batch(self, al: Alignment, units: Units, unit_word_start: np.ndarray, batch: np.ndarray) -> Batch:
+        """A batch's inputs and indices (the names of ``device`` are read by :meth:`FeatureExtractor.compute` and its helpers)."""
+        spec = self.spec
+        ids, pw, valid = pad_batch(al, batch, self.pad_id)
+        nw = al.n_words[batch]
+        local_start = np.concatenate([[0], np.cumsum(nw)[:-1]])
+        local = np.where(pw >= 0, pw + local_start[:, None], -1)
+        n_local = int(nw.sum())
+        unit_words = np.repeat(unit_word_start[batch] - local_start, nw) + np.arange(n_local)  # local -> unit word
+        out = units.word_out[unit_words]
+        word_sentence = units.word_sentence[unit_words]
+        flat = local.reshape(-1)
+        piece_pos = np.flatnonzero(flat >= 0)  # the pieces of words, in (unit, position) order
+        piece_word = flat[piece_pos]
+        target = np.flatnonzero(out >= 0)
+        host = {"ids": ids, "mask": valid, "piece_pos": piece_pos, "piece_word": piece_word,
+                # a word's pieces, at least 1 (a word without pieces gets 0 / 1 = a zero vector)
+                "word_counts": np.maximum(np.bincount(piece_word, minlength=n_local), 1)[:, None],
+                "target": target, "dest": out[target]}
+        b = Batch(ids.shape, n_local, int(nw.max(initial=0)), out, word_sentence, local, ids)
+        if spec.sentence_vectors:
+            host.update(self._sentence_indices(b, valid, units.unit_sentence[batch]))
+            b.n_sentences = len(host["sentence_dest"])
+        if spec.attention_window and b.max_words:
+            host.update(self._attention_indices(b, nw, local_start))
+        if spec.mlm_topk:
+            b.mlm = self._mlm_indices(b)
+            if b.mlm is not None:
+                host.update({f"mlm_{k}": b.mlm.pop(k) for k in list(b.mlm) if k in MLM_DEVICE_ARRAYS})
+                if "mlm_copy_words" in host:
+                    host["mlm_local"] = local
+        b.device = PackedArrays(host)
+        return b
+
+    @staticmethod
+    def _sentence_indices(batch: Batch, valid: np.ndarray, unit_sentence: np.ndarray) -> dict[str, np.ndarray]:
+        """A sentence's pieces; in sentence context its special tokens count too (X2Static)."""
+        local = batch.local
+        piece_sent = np.where(local >= 0, batch.word_sentence[np.maximum(local, 0)], -1)
+        # special tokens count for the sentence when it is its input's only sentence
+        piece_sent = np.where(valid & (local < 0), unit_sentence[:, None], piece_sent).reshape(-1)
+        pos = np.flatnonzero(piece_sent >= 0)
+        present, index = np.unique(piece_sent[pos], return_inverse=True)
+        return {"sentence_pos": pos, "sentence_index": index.reshape(-1), "sentence_dest": present,
+                "sentence_counts": np.maximum(np.bincount(index.reshape(-1), minlength=len(present)), 1)[:, None]}
+
+    def _attention_indices(self, batch: Batch, nw: np.ndarray, local_start: np.ndarray) -> dict[str, np.ndarray]:
+        """The block-mean matrix's entries, and the ±S window's gather indices and validity."""
+        S = self.spec.attention_window
+        B, L = batch.shape
+        local, n_local = batch.local, batch.n_local
+        # M[b, w, p] = 1/|pieces(w)| for the pieces p of unit word w: W = M A Mᵀ is the block mean
+        in_unit = np.where(local >= 0, local - local_start[:, None], -1)
+        b_idx, p_idx = np.nonzero(in_unit >= 0)
+        # window gather: word i of unit b, offsets -S..-1, +1..+S, same sentence only
+        offs = np.array(list(range(-S, 0)) + list(range(1, S + 1)), dtype=np.int64)
+        unit_of = np.repeat(np.arange(B), nw)
+        pos = np.arange(n_local) - np.repeat(local_start, nw)
+        j = pos[:, None] + offs[None, :]  # (n_local, 2S)
+        inside = (j >= 0) & (j < nw[unit_of][:, None])
+        jc = j.clip(min=0, max=batch.max_words - 1)
+        j_global = np.minimum(local_start[unit_of][:, None] + jc, n_local - 1)
+        same = batch.word_sentence[j_global] == batch.word_sentence[:, None]
+        has = np.bincount(local[local >= 0], minlength=n_local) > 0
+        return {"attn_m": np.stack([b_idx, in_unit[b_idx, p_idx], p_idx]), "attn_unit": unit_of[:, None],
+                "attn_pos": pos[:, None], "attn_j": jc, "attn_ok": inside & same & has[:, None] & has[j_global]}
+
+    def _mlm_indices(self, batch: Batch) -> dict | None:
+        """The pieces of the batch's target words, and for masked mode the masked copies (one per word with
+        all its pieces masked, ``whole_word``, or one per piece) in groups under the token budget."""
+        local, out = batch.local, batch.out
+        piece_target = (local >= 0) & (out[np.maximum(local, 0)] >= 0) if batch.n_local else np.zeros_like(local, bool)
+        b_idx, p_idx = np.nonzero(piece_target)  # row-major: by unit, then position = word order
+        if not len(b_idx):
+            return None
+        m = {"words": out[local[b_idx, p_idx]], "piece_ids": batch.piece_ids[b_idx, p_idx], "rows": b_idx,
+             "cols": p_idx}
+        if self.spec.mlm_mode == "unmasked":
+            return m
+        # Masked copies, batched under the token budget: whole_word (the paper's teacher,
+        # bert-large-uncased-whole-word-masking, and SemGloVe's "mask the target word") masks every
+        # piece of the word in one copy and reads each piece's prediction from it; piece masks one
+        # piece per copy.
+        per = max(1, self.batch_tokens // batch.shape[1])
+        if self.spec.mlm_masking == "whole_word":
+            key = b_idx.astype(np.int64) * (int(local.max()) + 1) + local[b_idx, p_idx]
+            _, first, copy_of_piece = np.unique(key, return_index=True, return_inverse=True)
+            copy_of_piece = copy_of_piece.reshape(-1)
+            m["copy_rows"], m["copy_words"] = b_idx[first], local[b_idx[first], p_idx[first]]
+        else:
+            copy_of_piece = np.arange(len(b_idx))
+            m["copy_rows"] = b_idx
+        n_copies = len(m["copy_rows"])
+        by_copy = np.argsort(copy_of_piece, kind="stable")  # the pieces of copies s..s+per: one slice
+        m.update(per=per, n_copies=n_copies, by_copy=by_copy, piece_rows=copy_of_piece[by_copy],
+                 piece_cols=p_idx[by_copy],
+                 bounds=np.searchsorted(copy_of_piece[by_copy], np.arange(0, n_copies + per, per)))
+        return m
 
 
 class FeatureExtractor:
@@ -330,17 +512,14 @@ class FeatureExtractor:
             if ase_words is not None:
                 self.ase_rows[np.asarray(ase_words, dtype=np.int64)] = -1
             self._ase_reset(np.zeros(0, np.int64))
+        self.preparer = PartPreparer(teacher, spec, vocab, batch_tokens)
 
     # --------------------------------------------------------- helpers
     def word_ids(self, words: list[str]) -> np.ndarray:
-        if self.vocab is None:
-            return np.full(len(words), -1, dtype=np.int32)
-        return np.fromiter(map(self.vocab.index.get, words, repeat(-1)), dtype=np.int32, count=len(words))
+        return self.preparer.word_ids(words)
 
     def units(self, part: Part) -> Units:
-        budget = self.teacher.max_length - self.teacher.n_special if self.spec.special_tokens else self.teacher.max_length
-        slack = 0 if self.teacher.family == "bert" else 4  # BPE: a chunk's first word may gain pieces
-        return build_units(part, self.spec.context, self.teacher.tokenizer, budget, slack)
+        return self.preparer.units(part)
 
     @property
     def on_accelerator(self) -> bool:
@@ -355,6 +534,10 @@ class FeatureExtractor:
         return str(self.teacher.device).startswith("cuda")
 
     # --------------------------------------------------------- parts
+    def prepare(self, part: Part) -> PreparedPart:
+        """The host work of a part (:meth:`PartPreparer.prepare`)."""
+        return self.preparer.prepare(part)
+
     def extract(self, part: Part) -> dict[str, np.ndarray]:
         """The feature arrays of one part."""
         return self.compute(self.prepare(part))
@@ -367,63 +550,22 @@ class FeatureExtractor:
         for prepared in lookahead(self.prepare, parts, background=overlap):
             yield prepared.part, self.compute(prepared)
 
-    def prepare(self, part: Part) -> PreparedPart:
-        """The host work of a part: word ids, units, tokenisation and alignment, batches and their indices."""
-        spec, teacher = self.spec, self.teacher
-        n_sent = len(part.sentences)
-        sent_len = np.fromiter((len(s) for s in part.sentences), dtype=np.int64, count=n_sent)
-        n_words = int(sent_len.sum())
-        arrays: dict[str, np.ndarray] = {
-            "sentence_offsets": np.concatenate([[0], np.cumsum(sent_len)]).astype(np.int64),
-            "word_ids": self.word_ids(list(chain.from_iterable(part.sentences))),
-            "sentence_records": np.asarray(part.records, dtype=np.int64),
-            "sentence_paragraphs": np.asarray(part.paragraphs, dtype=np.int64),
-        }
-        units = self.units(part)
-        al = align(teacher.tokenizer, units.words, spec.special_tokens, teacher.max_length)
-        pieces_per_word = al.pieces_per_word()
-        word_pieces = np.zeros(n_words, dtype=np.int64)
-        target = units.word_out >= 0
-        word_pieces[units.word_out[target]] = pieces_per_word[target]
-        arrays["word_pieces"] = np.minimum(word_pieces, np.iinfo(np.int16).max).astype(np.int16)
-        unit_word_start = al.word_offsets()
-        batches = [self._batch(al, units, unit_word_start, batch)
-                   for batch in length_batches(al.lengths, self.batch_tokens)]
-        return PreparedPart(part, arrays, n_words, batches, int(al.truncated.sum()))
-
-    def _batch(self, al: Alignment, units: Units, unit_word_start: np.ndarray, batch: np.ndarray) -> Batch:
-        """A batch's inputs and indices (the names of ``device`` are read by :meth:`compute` and its helpers)."""
+    def extract_shard(self, shard, part_sentences: int = 4096, start_part: int = 0, stop_part: int | None = None,
+                      host_workers: int = 0, overlap: bool | None = None
+                      ) -> Iterator[tuple[Part, dict[str, np.ndarray]]]:
+        """``(part, arrays)`` for the parts ``start_part`` … ``stop_part`` (excluded; None: to the end) of a
+        shard, in order. ``host_workers`` >= 1: the parts are read and prepared in that many worker processes
+        (:func:`prepared_parts`; the parts then hold their index only), else here (``overlap``: in a thread,
+        :meth:`extract_parts`). The arrays are the same either way, byte for byte."""
         spec = self.spec
-        ids, pw, valid = pad_batch(al, batch, self.teacher.pad_id)
-        nw = al.n_words[batch]
-        local_start = np.concatenate([[0], np.cumsum(nw)[:-1]])
-        local = np.where(pw >= 0, pw + local_start[:, None], -1)
-        n_local = int(nw.sum())
-        unit_words = np.repeat(unit_word_start[batch] - local_start, nw) + np.arange(n_local)  # local -> unit word
-        out = units.word_out[unit_words]
-        word_sentence = units.word_sentence[unit_words]
-        flat = local.reshape(-1)
-        piece_pos = np.flatnonzero(flat >= 0)  # the pieces of words, in (unit, position) order
-        piece_word = flat[piece_pos]
-        target = np.flatnonzero(out >= 0)
-        host = {"ids": ids, "mask": valid, "piece_pos": piece_pos, "piece_word": piece_word,
-                # a word's pieces, at least 1 (a word without pieces gets 0 / 1 = a zero vector)
-                "word_counts": np.maximum(np.bincount(piece_word, minlength=n_local), 1)[:, None],
-                "target": target, "dest": out[target]}
-        b = Batch(ids.shape, n_local, int(nw.max(initial=0)), out, word_sentence, local, ids)
-        if spec.sentence_vectors:
-            host.update(self._sentence_indices(b, valid, units.unit_sentence[batch]))
-            b.n_sentences = len(host["sentence_dest"])
-        if spec.attention_window and b.max_words:
-            host.update(self._attention_indices(b, nw, local_start))
-        if spec.mlm_topk:
-            b.mlm = self._mlm_indices(b)
-            if b.mlm is not None:
-                host.update({f"mlm_{k}": b.mlm.pop(k) for k in list(b.mlm) if k in MLM_DEVICE_ARRAYS})
-                if "mlm_copy_words" in host:
-                    host["mlm_local"] = local
-        b.device = HostArrays(host, pin=self._pin)
-        return b
+        if host_workers < 1:
+            parts = iter_parts(shard, spec.context, part_sentences, start_part, spec.sentences, stop_part=stop_part)
+            yield from self.extract_parts(parts, overlap)
+            return
+        args = (self.preparer, str(shard), part_sentences, start_part, stop_part)
+        with OrderedWorkers(prepared_parts, args, host_workers, name="staticvec-prepare") as workers:
+            for prepared in workers:
+                yield prepared.part, self.compute(prepared)
 
     # --------------------------------------------------------- device side
     def compute(self, prepared: PreparedPart) -> dict[str, np.ndarray]:
@@ -431,7 +573,7 @@ class FeatureExtractor:
         torch = self.torch
         spec, teacher = self.spec, self.teacher
         d = teacher.hidden_size
-        n_words, n_sent = prepared.n_words, len(prepared.part.sentences)
+        n_words, n_sent = prepared.n_words, prepared.n_sentences
         vdtype = np.dtype(spec.vector_dtype)
         outputs = PartOutputs(teacher.device)
         word_vec = {layer: outputs.new(f"word_vectors.{layer}", (n_words, d), vdtype) for layer in self.layers}
@@ -443,7 +585,7 @@ class FeatureExtractor:
         self.n_truncated = prepared.n_truncated
         with torch.inference_mode():
             for batch in prepared.batches:
-                t = batch.device.to(teacher.device)
+                t = HostArrays(batch.device, pin=self._pin).to(teacher.device)
                 B, L = batch.shape
                 result = teacher.forward(t["ids"], t["mask"], hidden_states=need_hidden, attentions=bool(S))
                 n_local = batch.n_local
@@ -489,45 +631,12 @@ class FeatureExtractor:
         self.ase_sums.index_add_(0, rows_dev, stacked)
         self.ase_counts.index_add_(0, rows_dev, torch.ones_like(rows_dev))
 
-    @staticmethod
-    def _sentence_indices(batch: Batch, valid: np.ndarray, unit_sentence: np.ndarray) -> dict[str, np.ndarray]:
-        """A sentence's pieces; in sentence context its special tokens count too (X2Static)."""
-        local = batch.local
-        piece_sent = np.where(local >= 0, batch.word_sentence[np.maximum(local, 0)], -1)
-        # special tokens count for the sentence when it is its input's only sentence
-        piece_sent = np.where(valid & (local < 0), unit_sentence[:, None], piece_sent).reshape(-1)
-        pos = np.flatnonzero(piece_sent >= 0)
-        present, index = np.unique(piece_sent[pos], return_inverse=True)
-        return {"sentence_pos": pos, "sentence_index": index.reshape(-1), "sentence_dest": present,
-                "sentence_counts": np.maximum(np.bincount(index.reshape(-1), minlength=len(present)), 1)[:, None]}
-
     def _sentence_means(self, sent_vec, last, t):
         """Mean of each sentence's pieces' last-layer states (indices: :meth:`_sentence_indices`)."""
         torch = self.torch
         h = last.reshape(-1, last.shape[-1]).index_select(0, t["sentence_pos"]).float()
         sums = torch.zeros(len(t["sentence_dest"]), h.shape[-1], device=h.device).index_add_(0, t["sentence_index"], h)
         sent_vec.index_copy_(0, t["sentence_dest"], (sums / t["sentence_counts"]).to(sent_vec.dtype))
-
-    def _attention_indices(self, batch: Batch, nw: np.ndarray, local_start: np.ndarray) -> dict[str, np.ndarray]:
-        """The block-mean matrix's entries, and the ±S window's gather indices and validity."""
-        S = self.spec.attention_window
-        B, L = batch.shape
-        local, n_local = batch.local, batch.n_local
-        # M[b, w, p] = 1/|pieces(w)| for the pieces p of unit word w: W = M A Mᵀ is the block mean
-        in_unit = np.where(local >= 0, local - local_start[:, None], -1)
-        b_idx, p_idx = np.nonzero(in_unit >= 0)
-        # window gather: word i of unit b, offsets -S..-1, +1..+S, same sentence only
-        offs = np.array(list(range(-S, 0)) + list(range(1, S + 1)), dtype=np.int64)
-        unit_of = np.repeat(np.arange(B), nw)
-        pos = np.arange(n_local) - np.repeat(local_start, nw)
-        j = pos[:, None] + offs[None, :]  # (n_local, 2S)
-        inside = (j >= 0) & (j < nw[unit_of][:, None])
-        jc = j.clip(min=0, max=batch.max_words - 1)
-        j_global = np.minimum(local_start[unit_of][:, None] + jc, n_local - 1)
-        same = batch.word_sentence[j_global] == batch.word_sentence[:, None]
-        has = np.bincount(local[local >= 0], minlength=n_local) > 0
-        return {"attn_m": np.stack([b_idx, in_unit[b_idx, p_idx], p_idx]), "attn_unit": unit_of[:, None],
-                "attn_pos": pos[:, None], "attn_j": jc, "attn_ok": inside & same & has[:, None] & has[j_global]}
 
     def _attention(self, attn, attentions, batch: Batch, t):
         """Word × word attention (sum over layers and heads; block mean, target as query) in ±S."""
@@ -545,38 +654,6 @@ class FeatureExtractor:
         vals = Wm[t["attn_unit"], t["attn_pos"], t["attn_j"]]
         vals = torch.where(t["attn_ok"].bool(), vals, torch.full_like(vals, float("nan")))
         attn.index_copy_(0, t["dest"], vals.index_select(0, t["target"]))
-
-    def _mlm_indices(self, batch: Batch) -> dict | None:
-        """The pieces of the batch's target words, and for masked mode the masked copies (one per word with
-        all its pieces masked, ``whole_word``, or one per piece) in groups under the token budget."""
-        local, out = batch.local, batch.out
-        piece_target = (local >= 0) & (out[np.maximum(local, 0)] >= 0) if batch.n_local else np.zeros_like(local, bool)
-        b_idx, p_idx = np.nonzero(piece_target)  # row-major: by unit, then position = word order
-        if not len(b_idx):
-            return None
-        m = {"words": out[local[b_idx, p_idx]], "piece_ids": batch.piece_ids[b_idx, p_idx], "rows": b_idx,
-             "cols": p_idx}
-        if self.spec.mlm_mode == "unmasked":
-            return m
-        # Masked copies, batched under the token budget: whole_word (the paper's teacher,
-        # bert-large-uncased-whole-word-masking, and SemGloVe's "mask the target word") masks every
-        # piece of the word in one copy and reads each piece's prediction from it; piece masks one
-        # piece per copy.
-        per = max(1, self.batch_tokens // batch.shape[1])
-        if self.spec.mlm_masking == "whole_word":
-            key = b_idx.astype(np.int64) * (int(local.max()) + 1) + local[b_idx, p_idx]
-            _, first, copy_of_piece = np.unique(key, return_index=True, return_inverse=True)
-            copy_of_piece = copy_of_piece.reshape(-1)
-            m["copy_rows"], m["copy_words"] = b_idx[first], local[b_idx[first], p_idx[first]]
-        else:
-            copy_of_piece = np.arange(len(b_idx))
-            m["copy_rows"] = b_idx
-        n_copies = len(m["copy_rows"])
-        by_copy = np.argsort(copy_of_piece, kind="stable")  # the pieces of copies s..s+per: one slice
-        m.update(per=per, n_copies=n_copies, by_copy=by_copy, piece_rows=copy_of_piece[by_copy],
-                 piece_cols=p_idx[by_copy],
-                 bounds=np.searchsorted(copy_of_piece[by_copy], np.arange(0, n_copies + per, per)))
-        return m
 
     def _mlm(self, t, last, batch: Batch):
         """Top-k MLM predictions for every piece of every target word of the batch."""
@@ -676,3 +753,18 @@ def iter_features(teacher, shard, spec: FeatureSpec, vocab=None, part_sentences:
     for part, arrays in extractor.extract_parts(iter_parts(shard, spec.context, part_sentences, start_part,
                                                            spec.sentences)):
         yield part.index, arrays
+
+
+def prepared_parts(preparer: PartPreparer, shard: str, part_sentences: int, start_part: int, stop_part: int | None,
+                   worker: int = 0, n_workers: int = 1) -> Iterator[PreparedPart]:
+    """A worker's share of a shard's parts, prepared (:class:`~staticvec.teacher.pipeline.OrderedWorkers`):
+    parts ``start_part + worker``, ``start_part + worker + n_workers``… before ``stop_part``, the others' lines
+    only counted; each light (:meth:`PreparedPart.light`)."""
+    spec = preparer.spec
+
+    def mine(index: int) -> bool:
+        return (index - start_part) % n_workers == worker
+
+    for part in iter_parts(shard, spec.context, part_sentences, start_part, spec.sentences, select=mine,
+                           stop_part=stop_part):
+        yield preparer.prepare(part).light()

@@ -29,7 +29,7 @@ import json
 import logging
 import os
 import time
-from itertools import islice
+import zipfile
 from pathlib import Path
 from typing import Iterator
 
@@ -37,7 +37,7 @@ import numpy as np
 
 from staticvec.errors import InputFileError
 from staticvec.files import atomic_path, read_json, sha256_of, write_json
-from staticvec.corpus.shards import iter_records
+from staticvec.corpus.shards import iter_lines
 from staticvec.teacher.features import FeatureExtractor, FeatureSpec, iter_parts
 from staticvec.teacher.pipeline import BackgroundWriter
 
@@ -49,9 +49,19 @@ READABLE_FORMATS = (1, 2)  # format 1 differs only in its ASE sums, which ase() 
 
 
 def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """``np.savez``'s file (an uncompressed zip of .npy members, read by ``np.load``), each array's memory written
+    as it lies: numpy's writer copies every array through ``tobytes`` in 16 MB chunks first, which at a GPU's
+    rate (1.6 KB of vectors a word) is most of a part's host work after the device."""
     with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for name, array in arrays.items():
+                array = np.asarray(array)
+                array = array if array.flags.c_contiguous else array.copy(order="C")  # (0-d stays 0-d)
+                if array.dtype.hasobject:
+                    raise ValueError(f"{name}: object arrays are not stored")
+                with zf.open(f"{name}.npy", "w", force_zip64=True) as fh:
+                    np.lib.format.write_array_header_1_0(fh, np.lib.format.header_data_from_array_1_0(array))
+                    fh.write(memoryview(array.reshape(-1)).cast("B"))
 
 
 def _load_npz(path: Path, keys=None) -> dict[str, np.ndarray]:
@@ -86,7 +96,7 @@ def plan_of(teacher, spec: FeatureSpec, shard, vocab_path, part_sentences: int, 
 def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None, vocab_path=None,
                          part_sentences: int = 4096, batch_tokens: int = 8192, ase_words=None,
                          max_parts: int | None = None, progress: bool = True, overlap: bool | None = None,
-                         ase_checkpoint_seconds: float = ASE_CHECKPOINT_SECONDS) -> dict:
+                         ase_checkpoint_seconds: float = ASE_CHECKPOINT_SECONDS, host_workers: int = 0) -> dict:
     """Compute and store one shard's features, resuming from finished parts; returns the sidecar.
 
     ``max_parts`` stops after that many new parts (used by tests to simulate an interruption).
@@ -95,6 +105,9 @@ def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None,
     ``overlap`` (default: when the teacher runs on an accelerator) reads and tokenises the next part and
     writes the last one in background threads while a part is computed (:mod:`.pipeline`); the files
     are the same either way.
+    ``host_workers`` >= 1: the shard is read, tokenised and indexed in that many worker processes, feeding
+    the teacher in order (:meth:`FeatureExtractor.extract_shard`), and parts are written in a background
+    thread; the files are the same as without (byte for byte), whatever the number.
     """
     out_dir = Path(out_dir)
     parts_dir = out_dir / "parts"
@@ -123,7 +136,7 @@ def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None,
     tqdm = _tqdm(progress)
     # a total (and so an ETA in the log) from one cheap pass over the shard's records; a resumed job
     # starts the bar at the sentences of its finished parts
-    total = sum(1 for record in iter_records(shard) if record.keep and record.tokens)
+    total = sum(1 for line in iter_lines(shard) if _kept_with_tokens(line))
     initial = 0
     for f in done[:start]:
         with np.load(f) as data:
@@ -131,29 +144,35 @@ def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None,
     bar = tqdm(desc=f"teacher {Path(shard).name}", unit="sent", mininterval=30, total=total, initial=initial)
     started, n_new, pieces = time.time(), 0, 0
     truncated = 0
-    parts = iter_parts(shard, spec.context, part_sentences, start_part=start, sentences=spec.sentences)
-    if max_parts is not None:
-        parts = islice(parts, max_parts)
+    stop = None if max_parts is None else start + max_parts
+    parts = extractor.extract_shard(shard, part_sentences, start, stop, host_workers, overlap)
     checkpointed, last_part = time.time(), None  # the last ASE checkpoint; the last part computed, unless checkpointed
-    with BackgroundWriter(background=overlap) as writer:
-        for part, arrays in extractor.extract_parts(parts, overlap):
+    # with workers, parts come faster than one thread writes them: two (a part's CRC and writes release the GIL)
+    with BackgroundWriter(background=overlap or host_workers > 0, threads=2 if host_workers >= 2 else 1) as writer:
+        for part, arrays in parts:
             truncated += extractor.n_truncated
             pieces += int(arrays["word_pieces"].sum())
             ase = None
             if spec.ase and time.time() - checkpointed >= ase_checkpoint_seconds:
                 ase, checkpointed = extractor.ase_state(), time.time()  # the sums through this part, taken now
-            writer.submit(_write_part, parts_dir, part.index, arrays, ase)
+            writer.submit(_write_part, parts_dir, part.index, arrays, ase, after_all=ase is not None)
             last_part = part.index if ase is None else None
             n_new += 1
-            bar.update(len(part.sentences))
+            bar.update(len(arrays["sentence_records"]))
         if max_parts is not None and n_new >= max_parts:
             bar.close()
             return {}
         if spec.ase and last_part is not None:
-            writer.submit(_write_part, parts_dir, last_part, None, extractor.ase_state())
+            writer.submit(_write_part, parts_dir, last_part, None, extractor.ase_state(), after_all=True)
     bar.close()
     elapsed = time.time() - started
     return _finish(out_dir, plan, extractor, teacher, spec, vocab, elapsed, pieces, n_new, truncated)
+
+
+def _kept_with_tokens(line: str) -> bool:
+    """A shard line's sentence is kept and has tokens (the progress bar's total: a scan without parsing)."""
+    fields = line.rstrip("\n").split("\t", 3)
+    return len(fields) == 4 and fields[2] == "1" and fields[3] != ""
 
 
 def _write_part(parts_dir: Path, index: int, arrays: dict[str, np.ndarray] | None, ase: dict | None) -> None:
