@@ -127,12 +127,14 @@ def test_each_word_is_the_trained_model_encoding_of_that_word(trained, setup):
     record = json.loads(record_path.read_text())
     assert record["method"] == "tokenlearn" and record["seed"] == 1
     assert record["versions"]["tokenlearn"].startswith("0.2")
-    assert record["hyperparameters"] == {"dim": 8, "vocab_size": 56000, "max_sentences": 1000000, "targets": "pieces"}
+    assert record["hyperparameters"] == {"dim": 8, "vocab_size": 56000, "max_sentences": 1000000, "targets": "pieces",
+                                         "max_epochs": None}
     assert record["library_training"]["batch_size"] == 256 and record["library_training"]["patience"] == 5
     assert record["data"]["sentences"] == 40 and record["vocab"]["written"] == len(emb)
     # the library trained: the held-out loss went down from its first evaluation, with one evaluation per epoch
     losses = record["training"]["validation_losses"]
     assert record["training"]["epochs"] >= len(losses) > 5 and min(losses) < losses[0]  # no line for the stopping one
+    assert record["training"]["stopped"] == "early_stopping"
     assert {"model.safetensors", "tokenizer.json", "config.json"} <= {p.name for p in model_dir.iterdir()}
 
 
@@ -182,6 +184,134 @@ def test_seeded(trained, setup, tmp_path):
     assert not np.allclose(Embeddings.load(other).vectors, Embeddings.load(trained[0]).vectors, atol=1e-3)
     record = json.loads((tmp_path / "other" / "vectors.json").read_text())
     assert record["hyperparameters"]["targets"] == "sentence_vectors" and record["training"]["vocabulary_words"] == 0
+
+
+def _run(setup, out_dir: Path, dim: int, seed: int, start: list[str]):
+    """``staticvec train tokenlearn`` at ``dim`` and ``seed``, distilling here (``--teacher``) or not (``--distilled``)."""
+    out, model = out_dir / "vectors.bin", out_dir / "tokenlearn"
+    assert main(["train", "tokenlearn", *start, "--shards", *setup["shards"], "--features", *setup["sentence"],
+                 "--vocab", setup["vocab"], "--dim", str(dim), "--threads", "1", "--device", "cpu",
+                 "--model-dir", str(model), "--out", str(out), "--seed", str(seed)]) == 0
+    return Embeddings.load(out), json.loads((out_dir / "vectors.json").read_text()), model
+
+
+def _distil(setup, out: Path, *flags):
+    assert main(["train", "tokenlearn-distill", "--teacher", setup["teacher"], "--shards", *setup["shards"],
+                 "--features", *setup["sentence"], "--threads", "1", "--device", "cpu", "--out", str(out), *flags]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def distilled(setup, tmp_path_factory):
+    """One distillation per width: 8-d, and the teacher's 16 (tokenlearn_teacher_dim's)."""
+    tmp = tmp_path_factory.mktemp("tl-distilled")
+    return {dim: _distil(setup, tmp / f"d{dim}", "--dim", str(dim)) for dim in (8, 16)}
+
+
+def test_each_seed_trained_from_one_distillation_equals_its_own_job(setup, distilled, tmp_path):
+    """The split path (a distillation per width, each seed's job reading it) writes the vectors and the library
+    model the one-job path (distil, then train, in the seed's job: the code of every committed run) writes, byte
+    for byte, for two widths and two seeds; the seeds run in reverse order, after both distillations."""
+    from model2vec import StaticModel
+
+    for dim in (16, 8):
+        vectors = {}
+        for seed in (2, 1):
+            split, split_record, split_model = _run(setup, tmp_path / f"split{dim}.{seed}", dim, seed,
+                                                    ["--distilled", str(distilled[dim])])
+            alone, alone_record, alone_model = _run(setup, tmp_path / f"alone{dim}.{seed}", dim, seed,
+                                                    ["--teacher", setup["teacher"]])
+            assert split.words == alone.words and split.dim == dim
+            assert split.vectors.dtype == alone.vectors.dtype == np.float32
+            np.testing.assert_array_equal(split.vectors, alone.vectors)
+            assert (split_model / "model.safetensors").read_bytes() == (alone_model / "model.safetensors").read_bytes()
+            assert split_record["training"]["validation_losses"] == alone_record["training"]["validation_losses"]
+            assert split_record["training"]["epochs"] == alone_record["training"]["epochs"] > 5
+            assert split_record["training"]["distilled"] == str(distilled[dim]) and "distilled" not in alone_record["training"]
+            for key in ("teacher", "hyperparameters", "data", "vocab", "device", "threads"):
+                assert split_record[key] == alone_record[key], key
+            assert {**split_record["model"], "dir": None} == {**alone_record["model"], "dir": None}
+            assert StaticModel.from_pretrained(split_model).tokens == StaticModel.from_pretrained(distilled[dim]).tokens
+            vectors[seed] = split.vectors
+        assert not np.allclose(vectors[1], vectors[2], atol=1e-3)  # the seed matters after the distillation
+
+
+def test_the_distillation_is_the_seed_free_start(setup, distilled):
+    """What the distillation job writes is the library's distilled model of the teacher with the corpus's words
+    (steps 2-3), float32, with the record that ties it to its parameters and texts."""
+    from model2vec import StaticModel
+    from tokenlearn.utils import create_vocab
+
+    from staticvec.teacher.load import load_teacher
+    from staticvec.train.model2vec import Model2VecParams, distill_teacher
+    from staticvec.train.tokenlearn import DISTILLATION_RECORD, read_targets, texts_digest
+
+    texts, _, _ = read_targets(setup["shards"], setup["sentence"])
+    teacher = load_teacher(setup["teacher"], device="cpu", dtype="float32")
+    expected = distill_teacher(teacher, Model2VecParams(pca_dims=8, quantize_to="float32", vocabulary="run"),
+                               create_vocab(texts, 56000))
+    model = StaticModel.from_pretrained(distilled[8])
+    assert model.tokens == expected.tokens and model.embedding.dtype == np.float32
+    np.testing.assert_array_equal(model.embedding, expected.embedding)
+    record = json.loads((distilled[8] / DISTILLATION_RECORD).read_text())
+    assert record["distillation"] == {"dim": 8, "vocab_size": 56000, "max_sentences": 1000000, "targets": "pieces"}
+    assert record["texts_sha256"] == texts_digest(texts) and record["tokens"] == len(model.tokens)
+    assert record["teacher"]["hidden_size"] == 16 and record["threads"] == 1 and record["device"] == "cpu"
+
+
+def test_a_distillation_of_other_inputs_is_refused(setup, distilled, tmp_path, capsys):
+    """A seed's job refuses a distillation of another width, other texts or no record, naming the file, and
+    writes nothing."""
+    def job(start, *flags, shards=2):
+        code = main(["train", "tokenlearn", "--distilled", str(start), "--shards", *setup["shards"][:shards],
+                     "--features", *setup["sentence"][:shards], "--vocab", setup["vocab"], "--threads", "1", "--device", "cpu",
+                     "--model-dir", str(tmp_path / "m"), "--out", str(tmp_path / "v.bin"), *flags])
+        return code, capsys.readouterr().err
+
+    record = re.escape(str(distilled[8] / "distillation.json"))
+    for flags, what in ((["--dim", "16"], rf"{record}: distilled with .*'dim': 8.*'dim': 16"),
+                        (["--dim", "8", "--max-sentences", "30"], rf"{record}: .*'max_sentences': 30"),
+                        (["--dim", "8", "--targets", "sentence_vectors"], rf"{record}: .*'targets': 'sentence_vectors'")):
+        code, err = job(distilled[8], *flags)
+        assert code != 0 and re.search(what, err), err
+    code, err = job(distilled[8], "--dim", "8", shards=1)  # the same parameters, the first shard's 20 sentences only
+    assert code != 0 and re.search(rf"{record}: distilled from other texts", err), err
+    code, err = job(tmp_path, "--dim", "8")
+    assert code != 0 and re.search(rf"{re.escape(str(tmp_path / 'distillation.json'))}: missing", err), err
+    assert not (tmp_path / "v.bin").exists() and not (tmp_path / "m").exists()
+    # the training's parameter does not enter the distillation: a capped job reads the same one
+    from staticvec.train.tokenlearn import TokenlearnParams
+
+    assert TokenlearnParams(dim=8, max_epochs=3).distillation() == TokenlearnParams(dim=8).distillation()
+
+
+def test_max_epochs_caps_the_library_training(setup, distilled):
+    """``max_epochs`` stops the library's loop through its own stopping path: N complete epochs, each with its
+    end-of-epoch evaluation, on the uncapped run's trajectory (its first N held-out losses); a cap the early
+    stopping comes before changes nothing. The library's restored "best" state is its live parameters
+    (``state_dict()`` aliases them), so a stopped run's model is its state at the stop, capped or not."""
+    from model2vec import StaticModel
+
+    from staticvec.train.tokenlearn import TokenlearnParams, fit, read_targets
+
+    texts, targets, _ = read_targets(setup["shards"], setup["sentence"])
+
+    def run(max_epochs):
+        model = StaticModel.from_pretrained(distilled[8])
+        return fit(model, texts, targets, TokenlearnParams(dim=8, max_epochs=max_epochs), seed=1, device="cpu")
+
+    free, free_info = run(None)
+    epochs = free_info["epochs"]
+    assert free_info["stopped"] == "early_stopping" and epochs > 10  # 36 training texts: one step, one evaluation an epoch
+    capped, info = run(3)
+    assert info["stopped"] == "max_epochs" and info["epochs"] == 3
+    assert info["validation_losses"] == free_info["validation_losses"][:3]
+    assert not np.allclose(capped.embedding, free.embedding, atol=1e-4)
+    late, late_info = run(epochs)  # the early stopping ends the run before the cap
+    assert late_info["stopped"] == "early_stopping" and late_info["epochs"] == epochs
+    np.testing.assert_array_equal(late.embedding, free.embedding)
+    with pytest.raises(StaticvecError, match="max_epochs must be an integer >= 1 or null"):
+        TokenlearnParams(max_epochs=0)
 
 
 def test_parameters_and_limits_are_checked(setup):
