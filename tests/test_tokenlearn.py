@@ -369,28 +369,64 @@ def test_config_sheet_tables_and_claims():
 
 
 def test_the_default_run_plans_tokenlearn_on_the_stored_sentence_pass(shared_data):
-    """`snakemake -n` of the default config: one Tokenlearn job per seed and width, reading the students' sentence
-    pass (no pass of its own), evaluated, in the summary and X2Static's Table 3."""
+    """`snakemake -n` of the default config: one distillation per width, one Tokenlearn job per seed and width
+    reading its width's distillation and the students' sentence pass (no pass of its own), evaluated, in the
+    summary and X2Static's Table 3."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "workflow")}
     targets = ["results/default/tables/summary.md", "results/default/tables/x2static/table3.md"]
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", *targets],
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", "--cores", "2", *targets],
                             capture_output=True, text=True, env=env, cwd=REPO)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-3000:]
     assert re.search(r"^train_tokenlearn\s+6$", out, re.M)  # 256-d and the teacher's width, seeds 1-3
-    command = next(line for line in out.splitlines()
-                   if "staticvec train tokenlearn" in line and "embeddings/tokenlearn/seed2/" in line)
-    assert "--teacher minilm" in command and '"dim": 256' in command and "--seed 2" in command
+    assert re.search(r"^tokenlearn_distill\s+2$", out, re.M)  # once per width, not once per seed
+    lines = out.splitlines()
+    command = next(line for line in lines if "staticvec train tokenlearn " in line and "embeddings/tokenlearn/seed2/" in line)
+    assert "--distilled results/default/embeddings/tokenlearn/distilled " in command
+    assert "--teacher" not in command and '"dim": 256' in command and "--seed 2" in command
     features = re.search(r"--features (.*?) --vocab", command).group(1).split()
     assert features == [f"results/default/teacher/minilm/features/sentence/{s:05d}/features.json" for s in range(8)]
     assert "--model-dir results/default/embeddings/tokenlearn/seed2/tokenlearn" in command
+    distill = {re.search(r"--out (\S+)", line).group(1): line for line in lines if "staticvec train tokenlearn-distill" in line}
+    assert set(distill) == {"results/default/embeddings/tokenlearn/distilled",
+                            "results/default/embeddings/tokenlearn_teacher_dim/distilled"}
+    for out_dir, dim in (("tokenlearn", 256), ("tokenlearn_teacher_dim", 384)):
+        line = distill[f"results/default/embeddings/{out_dir}/distilled"]
+        assert "--teacher minilm" in line and f'"dim": {dim}' in line and "max_epochs" not in line
+        assert re.search(r"--features (.*?) --teacher", line).group(1).split() == features
+        # the seeds' threads (the forward passes' floating point): 2 of the 2 cores, as the training jobs
+        assert "--threads 2" in line and "--threads 2" in command
     assert not re.search(r"set tokenlearn", out)  # no teacher pass of its own
-    summary = next(line for line in out.splitlines() if "staticvec report summary" in line)
+    summary = next(line for line in lines if "staticvec report summary" in line)
     for seed in (1, 2, 3):
         assert f"tokenlearn=results/default/eval/tokenlearn/seed{seed}/intrinsic.web.json" in summary
-    table3 = next(line for line in out.splitlines() if "staticvec report table" in line and "--table x2static_table3" in line)
+    table3 = next(line for line in lines if "staticvec report table" in line and "--table x2static_table3" in line)
     assert "tokenlearn_teacher_dim=results/default/eval/tokenlearn_teacher_dim/seed1/intrinsic.muse.json" in table3
     assert "benchmark: results/default/benchmarks/train/tokenlearn/seed1.tsv" in out  # its seconds in the timings
+    assert "benchmark: results/default/benchmarks/train/tokenlearn/distilled.tsv" in out
+
+
+def test_entries_share_a_distillation_only_where_it_is_the_same(tmp_path):
+    """An entry that differs from another only in the training's own parameter (max_epochs) reads the other's
+    distillation; one of another width, vocabulary or threads has its own."""
+    from staticvec.config import load_config
+    from staticvec.dag.workflow import Workflow
+
+    import yaml
+
+    sheet = yaml.safe_load((REPO / "config" / "embeddings.yaml").read_text())
+    sheet["embeddings"]["tokenlearn_capped"] = {"like": "tokenlearn", "params": {"max_epochs": 3}}
+    sheet["embeddings"]["tokenlearn_small_vocab"] = {"like": "tokenlearn", "params": {"vocab_size": 1000}}
+    (tmp_path / "embeddings.yaml").write_text(yaml.safe_dump(sheet))
+    config = load_config([REPO / "config" / "config.yaml"])
+    config["sheets"] = {**config.get("sheets", {}), "embeddings": str(tmp_path / "embeddings.yaml")}
+    workflow = Workflow(config, REPO)
+    assert workflow.tokenlearn_distillation("tokenlearn_capped") == "tokenlearn"
+    assert workflow.tokenlearn_distillation("tokenlearn") == "tokenlearn"
+    assert workflow.tokenlearn_distillation("tokenlearn_teacher_dim") == "tokenlearn_teacher_dim"
+    assert workflow.tokenlearn_distillation("tokenlearn_small_vocab") == "tokenlearn_small_vocab"
+    assert set(workflow.tokenlearn_distillation_ids().split("|")) == \
+        {"tokenlearn", "tokenlearn_teacher_dim", "tokenlearn_small_vocab"}
 
 
 def test_tokenlearn_reads_only_the_leading_shards_that_hold_its_sentences():
