@@ -892,15 +892,17 @@ class CostModel:
         return replace(ref, disk_gb=self.vectors_gb(self.sizes.vocabulary(), width))
 
     def _tokenlearn_job(self, rule: str, emb: str, work: float, basis: str, flags: tuple = ()) -> JobCost:
-        """A Tokenlearn job (the distillation or a seed's): the memory holds the targets in float32 three times
-        (read, their PCA, the training copy; the distillation reads them too, to pick the same texts), the
-        job's torch threads; its width's vectors written (the seed's) or the distilled model (about as big)."""
+        """A Tokenlearn job (the distillation or a seed's), at the entry's torch threads. Memory: the targets in
+        float32, three times in a seed's job (read, their PCA, the training copy), once in the distillation (it
+        reads them to pick the same texts). Disk: a seed's vectors over the run's vocabulary; the distilled model's
+        rows, the teacher's tokens (taken as BERT's 30,522) and the corpus's ``vocab_size`` words."""
         spec, params = self.W.spec(emb), self.W.params(emb)
         width = self.teacher_layers(spec.teacher or self.config["teacher"]["default"])[1]
-        peak = 1500 + 3 * float(params.get("max_sentences", 1_000_000)) * width * 4 / MB
-        dims = params.get("dim")
-        return JobCost(rule, "cpu", int(params.get("threads", 8)), work, peak,
-                       self.vectors_gb(self.sizes.vocabulary(), dims if isinstance(dims, int) else width),
+        dim = params.get("dim") if isinstance(params.get("dim"), int) else width
+        copies = 1 if rule == "tokenlearn_distill" else 3
+        peak = 1500 + copies * float(params.get("max_sentences", 1_000_000)) * width * 4 / MB
+        rows = 30522 + int(params.get("vocab_size", 56000)) if rule == "tokenlearn_distill" else self.sizes.vocabulary()
+        return JobCost(rule, "cpu", int(params.get("threads", 8)), work, peak, self.vectors_gb(rows, dim),
                        basis=basis, flags=flags)
 
     def _tokenlearn_distill(self, rule, wc) -> JobCost:
