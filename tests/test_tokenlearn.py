@@ -288,8 +288,8 @@ def test_a_distillation_of_other_inputs_is_refused(setup, distilled, tmp_path, c
 def test_max_epochs_caps_the_library_training(setup, distilled):
     """``max_epochs`` stops the library's loop through its own stopping path: N complete epochs, each with its
     end-of-epoch evaluation, on the uncapped run's trajectory (its first N held-out losses); a cap the early
-    stopping comes before changes nothing. The library's restored "best" state is its live parameters
-    (``state_dict()`` aliases them), so a stopped run's model is its state at the stop, capped or not."""
+    stopping comes before changes nothing. (The library's restored "best" state is its live parameters:
+    ``state_dict()`` aliases them, so a stopped run's model is its state at the stop, capped or not.)"""
     from model2vec import StaticModel
 
     from staticvec.train.tokenlearn import TokenlearnParams, fit, read_targets
@@ -442,3 +442,40 @@ def test_tokenlearn_reads_only_the_leading_shards_that_hold_its_sentences():
     assert leading_shards_for_sentences(default, 8, 6_251) == 3
     assert leading_shards_for_sentences(default, 8, None) == 8
     assert leading_shards_for_sentences({"corpus": {"shards": 4, "max_tokens": None}}, 4, 10) == 4  # size unknown
+
+
+@pytest.mark.parametrize("tokens, shards, per_width, tolerance", [
+    # the tour of 2026-11-28 (results/reference/tour-1m/README.md): 256-d jobs 193-197 s, 384-d 230-242 s
+    (1_000_133, 8, {"tokenlearn": 195, "tokenlearn_teacher_dim": 236}, 0.02),
+    # the claims run (results/reference/claims-10m/timings.md): 6 jobs, 6,350.5 s; per width only their mean is
+    # stable (627-1,236 s at 256-d), so the two widths' mean is checked
+    (10_000_033, 80, {"mean": 6350.5 / 6}, 0.03),
+])
+def test_the_planning_model_gives_back_the_committed_one_job_runs(tokens, shards, per_width, tolerance):
+    """A distillation plus a seed's job, as modelled (config/unit_costs.yaml), is what one job of the committed
+    runs took (each distilled, then trained); the split saves the distillation for every seed but one a width."""
+    from staticvec.config import load_config
+    from staticvec.dag.costs import CostModel, Wildcards
+    from staticvec.dag.rules import RuleFunctions
+    from staticvec.dag.semglove import SemgloveRules
+    from staticvec.dag.teacher import TeacherPlan
+    from staticvec.dag.workflow import Workflow
+
+    config = load_config([REPO / "config" / "config.yaml"])
+    config["corpus"]["shards"] = shards
+    workflow, teacher_plan = Workflow(config, REPO), TeacherPlan(config)
+    rules = RuleFunctions(config, workflow, teacher_plan, SemgloveRules(config))
+    model = CostModel(config, workflow, teacher_plan, rules.SG, root=REPO,
+                      manifest={"totals": {"tokens": tokens, "vocabulary": 13815}, "shards": [{}] * shards})
+
+    def one_job(emb):
+        distill = model.job("tokenlearn_distill", Wildcards({"emb": workflow.tokenlearn_distillation(emb)}))
+        seed = model.job("train_tokenlearn", Wildcards({"emb": emb, "seed": "1"}))
+        assert distill.work_s == pytest.approx(63)  # tokenlearn_distill_s at MiniLM, whatever the corpus
+        return distill.work_s + seed.work_s
+
+    modelled = {emb: one_job(emb) for emb in ("tokenlearn", "tokenlearn_teacher_dim")}
+    if "mean" in per_width:
+        modelled = {"mean": sum(modelled.values()) / 2}
+    for key, seconds in per_width.items():
+        assert modelled[key] == pytest.approx(seconds, rel=tolerance), key

@@ -22,7 +22,9 @@ inputs come in:
    per-token weight (initialised to the row's norm) trained so that a linear layer of the weighted mean
    of a text's rows predicts its target (MSE, AdamW, batches of 256, lr 1e-3), evaluated on the held-out
    texts every 1,000 steps and at each epoch's end, stopped after 5 evaluations without improvement;
-   the best state's weighted rows are the model.
+   the "best" state's weighted rows are the model. (The library keeps that state as ``state_dict()``, whose
+   tensors are the live parameters, so what it restores is the state at the stop, not the best evaluation's:
+   the library's behaviour in every committed run, kept as it is.)
 
 Our word embedding is then that model's ``encode`` of each word of the run's vocabulary (the unit-length
 mean of its tokens' rows), exactly as for the Model2Vec row (:func:`staticvec.train.model2vec.encode_words`),
