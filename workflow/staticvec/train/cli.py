@@ -162,7 +162,7 @@ def _register_tokenlearn(sub) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="the distilled model's directory (written whole)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
     p.add_argument("--threads", type=int, default=default_threads(), help="torch CPU threads (default: all allotted cores)")
-    add_params_args(p, TokenlearnParams)
+    add_params_args(p, TokenlearnParams, exclude=("max_epochs",))  # the training's own: each seed's job
     p.set_defaults(handler=_tokenlearn_distill)
 
 
