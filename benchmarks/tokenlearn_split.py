@@ -93,7 +93,8 @@ def main(argv=None) -> int:
     old_wall = time.time() - started
     copy_inputs(old, new, results, entries)
     dry = snakemake(new, args.configfile, args.cores, targets, "-n", "--rerun-triggers", "mtime")
-    planned = {line.split()[0] for line in dry.splitlines() if len(line.split()) == 2 and line.split()[1].isdigit()}
+    stats = dry.split("Job stats:")[-1].split("\n\n")[0]  # the dry run's table: job, count
+    planned = {line.split()[0] for line in stats.splitlines() if len(line.split()) == 2 and line.split()[1].isdigit()}
     if planned - {*TOKENLEARN_RULES, "total"}:
         sys.exit(f"the new clone would run more than Tokenlearn's jobs: {sorted(planned)}")
     started = time.time()
