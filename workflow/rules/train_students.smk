@@ -75,7 +75,32 @@ rule bert_sg_attention:
 # Tokenlearn (the tokenlearn library): a Model2Vec model of the entry's teacher fitted to the teacher's
 # sentence embeddings of the corpus's training sentences, read from the students' stored pass (no second
 # pass over the corpus); its vectors written over the run's vocabulary as Model2Vec's, the library's own
-# model kept beside them. Once per seed.
+# model kept beside them. The seed-free start (the corpus's vocabulary, the teacher distilled with it) once
+# per teacher, width and texts; then once per seed from it (staticvec.train.tokenlearn: the same vectors).
+
+rule tokenlearn_distill:
+    input:
+        unpack(RF.tokenlearn_data),
+    output:
+        directory(W.tokenlearn_distilled()),
+    params:
+        args=RF.teacher_job_args,
+        method_params=RF.tokenlearn_distill_params,
+    log:
+        P.log("tokenlearn_distill"),
+    benchmark:
+        P.benchmark("tokenlearn_distill")
+    wildcard_constraints:
+        emb=W.tokenlearn_distillation_ids(),
+    threads: RF.threads("tokenlearn_distill")  # the seeds' threads: the forward passes' floating point
+    resources:
+        **RF.resources("tokenlearn_distill"),
+    conda:
+        GPU_ENV
+    shell:
+        "staticvec train tokenlearn-distill --shards {input.shards} --features {input.features}"
+        " {params.args} {params.method_params} --threads {threads} --out {output} > {log} 2>&1"
+
 
 rule train_tokenlearn:
     input:
@@ -85,7 +110,7 @@ rule train_tokenlearn:
         record=W.embedding_record("{emb}"),
         model=directory(P.embedding_file("tokenlearn")),
     params:
-        args=RF.teacher_job_args,
+        device=RF.device,
         method_params=RF.method_params,
         vocab=W.vocab_flags(),
     log:
@@ -100,6 +125,6 @@ rule train_tokenlearn:
     conda:
         GPU_ENV
     shell:
-        "staticvec train tokenlearn --shards {input.shards} --features {input.features} --vocab {input.vocab}"
-        " {params.vocab} {params.args} {params.method_params} --seed {wildcards.seed} --threads {threads}"
-        " --model-dir {output.model} --out {output.vectors} --record {output.record} > {log} 2>&1"
+        "staticvec train tokenlearn --distilled {input.distilled} --shards {input.shards} --features {input.features}"
+        " --vocab {input.vocab} {params.vocab} --device {params.device} {params.method_params} --seed {wildcards.seed}"
+        " --threads {threads} --model-dir {output.model} --out {output.vectors} --record {output.record} > {log} 2>&1"

@@ -913,20 +913,41 @@ class CostModel:
         width = int(dims) if isinstance(dims, int) else self.teacher_layers(teacher)[1]
         return replace(ref, disk_gb=self.vectors_gb(self.sizes.vocabulary(), width))
 
-    def _train_tokenlearn(self, rule, wc) -> JobCost:
-        """Tokenlearn: the library's distillation (the teacher over the vocabulary's tokens) and its training on
-        at most ``max_sentences`` stored sentence targets. The work per job is the reference run's (it stops
-        growing with the corpus at max_sentences), scaled by the teacher's FLOPs; the memory holds the targets in
-        float32 three times (read, their PCA, the training copy)."""
+    def _tokenlearn_job(self, rule: str, emb: str, work: float, basis: str, flags: tuple = ()) -> JobCost:
+        """A Tokenlearn job (the distillation or a seed's), at the entry's torch threads. Memory: the targets in
+        float32, three times in a seed's job (read, their PCA, the training copy), once in the distillation (it
+        reads them to pick the same texts). Disk: a seed's vectors over the run's vocabulary; the distilled model's
+        rows, the teacher's tokens (taken as BERT's 30,522) and the corpus's ``vocab_size`` words."""
+        spec, params = self.W.spec(emb), self.W.params(emb)
+        width = self.teacher_layers(spec.teacher or self.config["teacher"]["default"])[1]
+        dim = params.get("dim") if isinstance(params.get("dim"), int) else width
+        copies = 1 if rule == "tokenlearn_distill" else 3
+        peak = 1500 + copies * float(params.get("max_sentences", 1_000_000)) * width * 4 / MB
+        rows = 30522 + int(params.get("vocab_size", 56000)) if rule == "tokenlearn_distill" else self.sizes.vocabulary()
+        return JobCost(rule, "cpu", int(params.get("threads", 8)), work, peak, self.vectors_gb(rows, dim),
+                       basis=basis, flags=flags)
+
+    def _tokenlearn_distill(self, rule, wc) -> JobCost:
+        """Tokenlearn's distillation: the teacher's forward over the ~60k tokens (its own and the corpus's 56,000
+        most frequent words) and Model2Vec's PCA, a fixed cost (unit tokenlearn_distill_s at MiniLM) scaled by
+        the teacher's FLOPs; once per teacher, width and texts."""
         teacher = self.W.spec(wc["emb"]).teacher or self.config["teacher"]["default"]
+        work = float(self.unit.value("tokenlearn_distill_s")) * self.teacher_flops(teacher) / self.MINILM_FLOPS
+        return self._tokenlearn_job(rule, wc["emb"], work, "tokenlearn_distill_s x teacher FLOPs / MiniLM's")
+
+    def _train_tokenlearn(self, rule, wc) -> JobCost:
+        """A Tokenlearn seed: reading the targets and the library's training from the distilled model, on the
+        min(max_sentences, corpus sentences) sentences with a target (law tokenlearn_seed_seconds: the early
+        stopping ends larger runs after fewer epochs), the width's share (tokenlearn_width_exponent)."""
         params = self.W.params(wc["emb"])
-        width = self.teacher_layers(teacher)[1]
-        peak = 1500 + 3 * float(params.get("max_sentences", 1_000_000)) * width * 4 / MB
-        ref = self._reference_job(rule, scale=self.teacher_flops(teacher) / self.MINILM_FLOPS,
-                                  threads=int(params.get("threads", 8)))
+        sentences = min(float(params.get("max_sentences", 1_000_000)),
+                        self.emb_tokens(wc["emb"]) * float(self.unit.value("sentences_per_token")))
+        law = self.unit.law("tokenlearn_seed_seconds")
         dims = params.get("dim")
-        return replace(ref, peak_mb=max(ref.peak_mb, peak),
-                       disk_gb=self.vectors_gb(self.sizes.vocabulary(), dims if isinstance(dims, int) else width))
+        width = dims if isinstance(dims, int) else self.emb_dim(wc["emb"])
+        work = law(sentences) * (width / 320) ** float(self.unit.value("tokenlearn_width_exponent"))
+        return self._tokenlearn_job(rule, wc["emb"], work, "law tokenlearn_seed_seconds(sentences) x (dim / 320)^e",
+                                    flags=("extrapolated",) if law.extrapolated(sentences) else ())
 
     # ------------------------------------------------------------ evaluation and post-processing
     def _evaluate_intrinsic(self, rule, wc, seeds: int | None = None) -> JobCost:

@@ -30,6 +30,7 @@ LOG_STEMS = {
     "teacher_ase": "teacher/{teacher}/ase-{k}of{n}",
     "ase_best_layer": "teacher/{teacher}/ase-best-layer",
     "train": "train/{emb}/seed{seed}",  # every rule that writes an embedding of the sheet
+    "tokenlearn_distill": "train/{emb}/distilled",  # Tokenlearn's seed-free start, once for its seeds
     "same_run": "train/{emb}/seed{seed}.same-run",  # a sweep point that is its base's run, copied
     "bert_sg_attention": "train/{emb}/seed{seed}.attention",
     "post_wordnet_lexicon": "post/wordnet-{relations}",

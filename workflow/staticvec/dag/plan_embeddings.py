@@ -91,6 +91,30 @@ class EmbeddingsPlan:
                 return base
         return None
 
+    # ------------------------------------------------------------ Tokenlearn's distillation, once for its seeds
+    def tokenlearn_distillation(self, emb: str) -> str:
+        """The Tokenlearn entry whose distillation ``emb``'s seeds train from: the first of the sheet (in sheet order)
+        with the same teacher, corpus fraction and ``DISTILLATION_KEYS`` (``staticvec.train.tokenlearn``), and the
+        same torch threads (the forward passes' floating point): one distillation per (teacher, width, vocabulary
+        and its texts), whatever the seeds and the training's own parameters (``max_epochs``)."""
+        key = self._tokenlearn_distillation_key(emb)
+        return next(other for other in self.sheet.ids("tokenlearn") if self._tokenlearn_distillation_key(other) == key)
+
+    def _tokenlearn_distillation_key(self, emb: str) -> tuple:
+        from staticvec.train.tokenlearn import DISTILLATION_KEYS
+
+        spec, params = self.spec(emb), self.params(emb)
+        return (spec.teacher or self.config["teacher"]["default"], tuple(self.emb_shard_ids(emb)),
+                tuple((key, params.get(key)) for key in (*DISTILLATION_KEYS, "threads")))
+
+    def tokenlearn_distilled(self, emb: str = "{emb}") -> str:
+        """The distilled model (a directory) of the Tokenlearn entry ``emb`` names (:meth:`tokenlearn_distillation`)."""
+        return f"{self.results_dir}/embeddings/{emb}/distilled"
+
+    def tokenlearn_distillation_ids(self) -> str:
+        """Wildcard constraint of the distillation rule: the entries that name a distillation."""
+        return alternatives(sorted({self.tokenlearn_distillation(e) for e in self.sheet.ids("tokenlearn")}))
+
     def same_run_ids(self) -> str:
         """Wildcard constraint of the ``same_run`` rule: the sweep points that repeat their base's run."""
         return alternatives([e for e in self.sheet.ids() if self.same_run(e) is not None])

@@ -247,19 +247,35 @@ class RuleFunctions:
                 *device_flags(self.config)]
         return shlex.join(args + online_flags(self.config))
 
-    def tokenlearn_inputs(self, wildcards) -> dict:
-        """Tokenlearn's inputs: the corpus shards (the sentences' text) of its fraction, their stored teacher pass
-        (the students' sentence set: the targets) and the vocabulary its vectors are written over. It reads the first
-        ``max_sentences`` sentences, so only the leading shards that surely hold them (at paper scale 8 of 256: the
-        other shards' passes are neither run nor stored; the default's 8 shards all)."""
+    def tokenlearn_data(self, wildcards) -> dict:
+        """Tokenlearn's data: the corpus shards (the sentences' text) of its fraction and their stored teacher pass
+        (the students' sentence set: the targets). It reads the first ``max_sentences`` sentences, so only the
+        leading shards that surely hold them (at paper scale 8 of 256: the other shards' passes are neither run nor
+        stored; the default's 8 shards all). The same for an entry and the entry whose distillation it reads."""
         W = self.W
         spec, params, shards = W.spec(wildcards.emb), W.params(wildcards.emb), W.emb_shard_ids(wildcards.emb)
         shards = shards[:leading_shards_for_sentences(self.config, len(shards), params.get("max_sentences"))]
         return {
             "shards": [W.shard(s) for s in shards],
             "features": self.TP.all_features(spec.teacher, self.TP.student_feature_set(params), len(shards)),
-            "vocab": W.emb_vocab(wildcards.emb),
         }
+
+    def tokenlearn_inputs(self, wildcards) -> dict:
+        """A Tokenlearn seed's inputs: its data, the distillation it trains from (once for every seed and every entry
+        with the same: ``Workflow.tokenlearn_distillation``) and the vocabulary its vectors are written over."""
+        W = self.W
+        return {**self.tokenlearn_data(wildcards),
+                "distilled": W.tokenlearn_distilled(W.tokenlearn_distillation(wildcards.emb)),
+                "vocab": W.emb_vocab(wildcards.emb)}
+
+    def tokenlearn_distill_params(self, wildcards) -> str:
+        """``--params JSON`` of the distillation: only what it depends on (``DISTILLATION_KEYS``), so that a change
+        of the training's own parameters (``max_epochs``) does not distil again."""
+        from staticvec.train.tokenlearn import DISTILLATION_KEYS
+
+        params = self.W.params(wildcards.emb)
+        return shlex.join(["--params", json.dumps({k: params[k] for k in DISTILLATION_KEYS if k in params},
+                                                  sort_keys=True)])
 
     def student_inputs(self, wildcards) -> dict:
         """A student's teacher features (stored passes, with the vocabulary their ids index) or, with

@@ -107,7 +107,7 @@ def _register_model2vec(sub) -> None:
 
 
 def _model2vec_job_args(p) -> None:
-    """The flags of a job writing a Model2Vec model of a teacher (model2vec, tokenlearn): the teacher, the
+    """The flags of a job writing a Model2Vec model of a teacher (model2vec): the teacher, the
     vocabulary the vectors are written over, the outputs, the library's model directory, device, threads."""
     p.add_argument("--teacher", required=True, help="teacher spec: minilm, a model directory, a Hugging Face name")
     p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
@@ -121,20 +121,49 @@ def _model2vec_job_args(p) -> None:
 def _register_tokenlearn(sub) -> None:
     from staticvec.train.tokenlearn import TokenlearnParams
 
+    def data_args(p):
+        data = p.add_argument_group("the corpus and its stored teacher pass")
+        data.add_argument("--shards", nargs="+", required=True, metavar="SHARD", help="corpus shards (the sentences' text)")
+        data.add_argument("--features", nargs="+", required=True, metavar="DIR",
+                          help="each shard's stored sentence-context features (directories or features.json), same order")
+
     p = sub.add_parser("tokenlearn", help="Tokenlearn (tokenlearn library): a Model2Vec model of a teacher fitted to "
                                           "its sentence embeddings over the corpus",
                        description="Tokenlearn (the tokenlearn library, how the POTION models are trained): a Model2Vec "
                                    "model of the teacher fitted to the teacher's sentence embeddings of the corpus's "
                                    "training sentences, read from the stored teacher pass; each vocabulary word "
-                                   "encoded by the model.")
-    data = p.add_argument_group("the corpus and its stored teacher pass")
-    data.add_argument("--shards", nargs="+", required=True, metavar="SHARD", help="corpus shards (the sentences' text)")
-    data.add_argument("--features", nargs="+", required=True, metavar="DIR",
-                      help="each shard's stored sentence-context features (directories or features.json), same order")
-    _model2vec_job_args(p)
+                                   "encoded by the model. The starting point is distilled here (--teacher) or read "
+                                   "from 'staticvec train tokenlearn-distill' (--distilled: once for every seed).")
+    data_args(p)
+    start = p.add_mutually_exclusive_group(required=True)
+    start.add_argument("--distilled", default=None, metavar="DIR",
+                       help="the distilled model of 'staticvec train tokenlearn-distill' on the same inputs")
+    start.add_argument("--teacher", default=None, help="distil here: teacher spec (minilm, a model directory, a hub name)")
+    p.add_argument("--online", action="store_true", help="with --teacher: allow downloading it (default: offline)")
+    add_vocab_args(p, help="the words written (word TAB count, by decreasing count): each one encoded by the model")
+    _output_args(p)
+    p.add_argument("--model-dir", required=True, help="where the library's own model goes (save_pretrained)")
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    p.add_argument("--threads", type=int, default=default_threads(), help="torch CPU threads (default: all allotted cores)")
     add_seed_arg(p, default=1, help=SEED_HELP)
     add_params_args(p, TokenlearnParams)
     p.set_defaults(handler=_tokenlearn)
+
+    p = sub.add_parser("tokenlearn-distill", help="Tokenlearn's starting point, once for every seed: the corpus's "
+                                                  "vocabulary and Model2Vec's distillation of the teacher with it",
+                       description="Tokenlearn's seed-free steps (no random number is drawn): the vocabulary_size most "
+                                   "frequent words of the training sentences and the teacher distilled by Model2Vec "
+                                   "with them at width dim, written as a directory that 'staticvec train tokenlearn "
+                                   "--distilled' trains each seed from. Run it with the training's --threads and "
+                                   "--device: the forward passes' floating point depends on them.")
+    data_args(p)
+    p.add_argument("--teacher", required=True, help="teacher spec: minilm, a model directory, a Hugging Face name")
+    p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
+    p.add_argument("--out", required=True, metavar="DIR", help="the distilled model's directory (written whole)")
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    p.add_argument("--threads", type=int, default=default_threads(), help="torch CPU threads (default: all allotted cores)")
+    add_params_args(p, TokenlearnParams, exclude=("max_epochs",))  # the training's own: each seed's job
+    p.set_defaults(handler=_tokenlearn_distill)
 
 
 def _register_students(sub) -> None:
@@ -411,7 +440,8 @@ def _model2vec(args) -> int:
     loaded = time.time()
     model = distill_teacher(teacher, params, vocab.words, offline=offline)
     distilled = time.time()
-    emb = _write_library_model(args, model, vocab, teacher, versions(), params, lambda outputs: {
+    emb = _write_library_model(args, model, vocab, _teacher_record(args.teacher, teacher), str(teacher.device),
+                               versions(), params, lambda outputs: {
         **outputs["head"],
         "seeded": False,  # PCA by eigendecomposition, no sampling: the same inputs give the same vectors
         **outputs["job"], **outputs["written"],
@@ -453,7 +483,7 @@ def _library_job_start(args, method: str, params_cls):
         raise StaticvecError(f"{method} needs the packages {', '.join(modules)} ({exc}); pip install {install}") from None
     params = build_params(args, params_cls)
     torch.set_num_threads(max(1, args.threads))
-    return params, load_vocab_of(args), not args.online
+    return params, load_vocab_of(args) if hasattr(args, "vocab") else None, not args.online
 
 
 def _library_teacher(args, offline: bool):
@@ -462,15 +492,22 @@ def _library_teacher(args, offline: bool):
     return load_teacher(args.teacher, device=args.device, offline=offline, dtype="float32")
 
 
-def _write_library_model(args, model, vocab, teacher, versions: dict, params, record):
+def _teacher_record(spec: str, teacher) -> dict:
+    """The record's ``teacher``: the spec, its local path, and the loaded teacher's description."""
+    from staticvec.teacher.load import resolve_teacher
+
+    source = resolve_teacher(spec)
+    return {"spec": spec, "path": source.path if source.local else None, **teacher.describe()}
+
+
+def _write_library_model(args, model, vocab, teacher: dict, device: str, versions: dict, params, record):
     """Each vocabulary word encoded by the library's ``model`` (words it cannot encode left out), written with
     the model's directory and the training record ``record(outputs)``: ``outputs`` holds the record's shared
     parts (head: method, versions, teacher, hyperparameters; job: device, threads; written: model, vocab) and
-    the encoding's seconds. Returns the vectors."""
+    the encoding's seconds; ``teacher``: :func:`_teacher_record`. Returns the vectors."""
     import torch
 
     from staticvec.files import write_json
-    from staticvec.teacher.load import resolve_teacher
     from staticvec.train.model2vec import encode_words, save_model_dir
 
     started = time.time()
@@ -481,12 +518,10 @@ def _write_library_model(args, model, vocab, teacher, versions: dict, params, re
     seconds_encode = time.time() - started
     emb.save(args.out)
     save_model_dir(model, args.model_dir)
-    source = resolve_teacher(args.teacher)
     write_json(_record_path(args), record({
-        "head": {"method": args.train_command, "versions": versions,
-                 "teacher": {"spec": args.teacher, "path": source.path if source.local else None, **teacher.describe()},
+        "head": {"method": args.train_command, "versions": versions, "teacher": teacher,
                  "hyperparameters": dataclasses.asdict(params)},
-        "job": {"device": str(teacher.device), "threads": torch.get_num_threads()},
+        "job": {"device": device, "threads": torch.get_num_threads()},
         "written": {
             "model": {"dir": str(args.model_dir), "tokens": len(model.tokens), "dim": int(model.dim),
                       "dtype": model.embedding_dtype, "normalize": bool(model.normalize)},
@@ -497,35 +532,89 @@ def _write_library_model(args, model, vocab, teacher, versions: dict, params, re
     return emb
 
 
-def _tokenlearn(args) -> int:
-    from staticvec.train.tokenlearn import TokenlearnParams, library_training_settings, read_targets, train, versions
+def _tokenlearn_targets(args, params):
+    """The texts and targets of a Tokenlearn job (the same in the distillation and in each seed's job)."""
+    from staticvec.train.tokenlearn import read_targets
 
-    params, vocab, offline = _library_job_start(args, "tokenlearn", TokenlearnParams)
-    started = time.time()
     texts, targets, read = read_targets(args.shards, args.features, params.targets, params.max_sentences)
     log.info("%d sentences with their %s targets (%d × %d) from %d shard(s)", len(texts), params.targets,
              *targets.shape, len(args.shards))
+    return texts, targets, read
+
+
+def _tokenlearn_teacher(args, offline: bool, targets):
     teacher = _library_teacher(args, offline)
     if teacher.hidden_size != targets.shape[1]:
         raise StaticvecError(f"tokenlearn: the features are {targets.shape[1]}-d but teacher {args.teacher!r} is "
                              f"{teacher.hidden_size}-d (features of another teacher)")
+    return teacher
+
+
+def _tokenlearn_distill(args) -> int:
+    """``staticvec train tokenlearn-distill``: the seed-free start, written for every seed's job."""
+    import torch
+
+    from staticvec.train.tokenlearn import TokenlearnParams, distill, save_distilled, texts_digest, versions
+
+    params, _, offline = _library_job_start(args, "tokenlearn", TokenlearnParams)
+    started = time.time()
+    texts, targets, read = _tokenlearn_targets(args, params)
+    teacher = _tokenlearn_teacher(args, offline, targets)
     loaded = time.time()
-    model, trained = train(teacher, texts, targets, params, args.seed, str(teacher.device), offline=offline)
+    model, distilled = distill(teacher, texts, targets, params, offline=offline)
+    save_distilled(model, args.out, {
+        "method": "tokenlearn", "step": "distillation", "versions": versions(),
+        "teacher": _teacher_record(args.teacher, teacher), "distillation": params.distillation(),
+        "device": str(teacher.device), "threads": torch.get_num_threads(),
+        "data": read, "texts_sha256": texts_digest(texts), **distilled,
+        "seconds_read": round(loaded - started, 2), "seconds": round(time.time() - started, 2),
+    })
+    log.info("wrote %s (%d tokens × %d, %d corpus words) in %.1f s", args.out, len(model.tokens), model.dim,
+             distilled["vocabulary_words"], time.time() - started)
+    return 0
+
+
+def _tokenlearn(args) -> int:
+    """``staticvec train tokenlearn``: one seed, from a distillation (--distilled) or distilling here (--teacher)."""
+    from staticvec.device import resolve_device
+    from staticvec.train.tokenlearn import (TokenlearnParams, distill, fit, library_training_settings, load_distilled,
+                                            versions)
+
+    if args.distilled and args.online:
+        raise StaticvecError("tokenlearn: --online is for --teacher (a distilled model loads no teacher)")
+    params, vocab, offline = _library_job_start(args, "tokenlearn", TokenlearnParams)
+    started = time.time()
+    texts, targets, read = _tokenlearn_targets(args, params)
+    if args.distilled:  # the distillation's job distilled, with these threads and device
+        model, record = load_distilled(args.distilled, params, texts)
+        if record["teacher"]["hidden_size"] != targets.shape[1]:
+            raise StaticvecError(f"tokenlearn: the features are {targets.shape[1]}-d but {args.distilled} was distilled "
+                                 f"from a {record['teacher']['hidden_size']}-d teacher (features of another teacher)")
+        teacher, device = record["teacher"], resolve_device(args.device)
+        distilled = {"vocabulary_words": record["vocabulary_words"], "tokens": record["tokens"],
+                     "seconds_distill": record["seconds_distill"], "distilled": str(args.distilled)}
+        loaded = time.time()
+    else:
+        loaded_teacher = _tokenlearn_teacher(args, offline, targets)
+        teacher, device = _teacher_record(args.teacher, loaded_teacher), str(loaded_teacher.device)
+        loaded = time.time()
+        model, distilled = distill(loaded_teacher, texts, targets, params, offline=offline)
+    model, trained = fit(model, texts, targets, params, args.seed, device)
     fitted = time.time()
-    emb = _write_library_model(args, model, vocab, teacher, versions(), params, lambda outputs: {
+    emb = _write_library_model(args, model, vocab, teacher, device, versions(), params, lambda outputs: {
         **outputs["head"],
         "library_training": library_training_settings(),
         "seed": args.seed,
         **outputs["job"],
         "data": read,
-        "training": trained,
+        "training": {**distilled, **trained},
         **outputs["written"],
         "seconds_read": round(loaded - started, 2),
         "seconds_fit": round(fitted - loaded, 2),
         "seconds": round(time.time() - started, 2),
     })
-    log.info("wrote %s (%d of %d words × %d; %d tokens in %s; %d epochs) in %.1f s", args.out, len(emb), len(vocab),
-             emb.dim, len(model.tokens), args.model_dir, trained["epochs"], time.time() - started)
+    log.info("wrote %s (%d of %d words × %d; %d tokens in %s; %d epochs, %s) in %.1f s", args.out, len(emb), len(vocab),
+             emb.dim, len(model.tokens), args.model_dir, trained["epochs"], trained["stopped"], time.time() - started)
     return 0
 
 

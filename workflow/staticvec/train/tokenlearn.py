@@ -22,23 +22,38 @@ inputs come in:
    per-token weight (initialised to the row's norm) trained so that a linear layer of the weighted mean
    of a text's rows predicts its target (MSE, AdamW, batches of 256, lr 1e-3), evaluated on the held-out
    texts every 1,000 steps and at each epoch's end, stopped after 5 evaluations without improvement;
-   the best state's weighted rows are the model.
+   the "best" state's weighted rows are the model. (The library keeps that state as ``state_dict()``, whose
+   tensors are the live parameters, so what it restores is the state at the stop, not the best evaluation's:
+   the library's behaviour in every committed run, kept as it is.)
 
 Our word embedding is then that model's ``encode`` of each word of the run's vocabulary (the unit-length
 mean of its tokens' rows), exactly as for the Model2Vec row (:func:`staticvec.train.model2vec.encode_words`),
 so the same evaluation and coverage apply; the library's own model is saved beside the vectors.
 
-Random: the targets' PCA (randomized SVD on small inputs), the linear layer's initialisation and the
-batch order (numpy's and torch's global generators, seeded here), so the method trains once per seed.
+Random: the targets' PCA (scikit-learn's ``PCA``, randomized SVD on some shapes, from numpy's global
+generator), the linear layer's initialisation and the batch order (torch's global generator): all drawn in
+step 4, after :func:`seed_everything`, so the method trains once per seed. Steps 1-3 draw nothing (the
+vocabulary is a count, Model2Vec's PCA an eigendecomposition, the teacher's forward has no dropout in eval
+mode), so they are done once per (teacher, corpus, ``DISTILLATION_KEYS``) by :func:`distill` and saved
+(:func:`save_distilled`), and each seed's job starts from that file (:func:`load_distilled`, :func:`fit`):
+the same vectors as distilling in the seed's own job, since the one-job path (:func:`train`) also seeds
+after distilling, the float32 rows cross the file exactly (safetensors) and the tokenizer with them
+(``tokenizer.json``). What still must match is the floating-point environment: the forward's and the
+training's torch threads and device (the workflow gives the distillation rule the training rule's threads).
+
+The library has no epoch cap (``range(100_000)``; 324 epochs on the tests' 40 sentences): ``max_epochs``
+(default none: the library's behaviour) stops it at the start of epoch ``max_epochs + 1`` through the
+library's own interruption path, which restores the best held-out state as its early stopping does
+(:class:`_EpochCap`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import random
 import re
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -48,6 +63,10 @@ from staticvec.errors import InputFileError, StaticvecError
 log = logging.getLogger(__name__)
 
 TARGETS = ("pieces", "sentence_vectors")
+# the parameters the distilled starting point depends on: the width (Model2Vec's PCA), the vocabulary and the texts
+# it is counted from (the first max_sentences with a target); max_epochs is the training's only
+DISTILLATION_KEYS = ("dim", "vocab_size", "max_sentences", "targets")
+DISTILLATION_RECORD = "distillation.json"  # beside the library's files in a distilled model's directory
 MIN_SENTENCES = 20  # the library holds out n/10 texts: below this its validation set is (nearly) empty
 VERSIONS = ("tokenlearn", "model2vec", "skeletoken", "scikit-learn", "transformers", "tokenizers", "torch")
 
@@ -60,6 +79,7 @@ class TokenlearnParams:
     vocab_size: int = 56000  # tokenlearn.train --vocab-size: corpus words added as tokens; 0: the teacher's tokens only
     max_sentences: int = 1_000_000  # tokenlearn.featurize --max-means: the first N texts
     targets: str = "pieces"  # pieces: featurize's mean without [CLS]/[SEP]; sentence_vectors: the stored ones
+    max_epochs: int | None = None  # None: the library's (no cap, early stopping only); N: at most N epochs
 
     def __post_init__(self):
         for name in ("dim", "max_sentences"):
@@ -69,6 +89,14 @@ class TokenlearnParams:
             raise StaticvecError(f"tokenlearn: vocab_size must be an integer >= 0, got {self.vocab_size!r}")
         if self.targets not in TARGETS:
             raise StaticvecError(f"tokenlearn: targets {self.targets!r} is not one of {', '.join(TARGETS)}")
+        if self.max_epochs is not None and (isinstance(self.max_epochs, bool) or not isinstance(self.max_epochs, int)
+                                            or self.max_epochs < 1):
+            raise StaticvecError(f"tokenlearn: max_epochs must be an integer >= 1 or null (no cap), "
+                                 f"got {self.max_epochs!r}")
+
+    def distillation(self) -> dict:
+        """The parameters the distilled starting point depends on (``DISTILLATION_KEYS``)."""
+        return {key: getattr(self, key) for key in DISTILLATION_KEYS}
 
 
 def library_training_settings() -> dict:
@@ -165,19 +193,44 @@ def _part_targets(arrays: dict, targets: str) -> np.ndarray:
 # ---------------------------------------------------------------- training (the library's code)
 
 
-@contextlib.contextmanager
-def _quiet_progress():
-    """The library's per-step progress bars off (thousands of lines in a job's log); its logger's epoch and
-    validation lines stay."""
-    from tokenlearn import pretrain
-    from tqdm import tqdm
+class EpochCapReached(KeyboardInterrupt):
+    """Raised at the start of the epoch after ``max_epochs``: a KeyboardInterrupt, so that the library's own
+    ``except KeyboardInterrupt`` ends training and restores its best held-out state, as its early stopping does."""
 
-    saved = pretrain.tqdm
-    pretrain.tqdm = lambda *args, **kwargs: tqdm(*args, **{**kwargs, "disable": True})
-    try:
-        yield
-    finally:
-        pretrain.tqdm = saved
+
+class _EpochCap:
+    """The library's per-step progress bars off (thousands of lines in a job's log; its logger's epoch and
+    validation lines stay), and its epochs counted: ``train_supervised`` opens one training bar per epoch
+    (``desc="Epoch NNN [Train]"``) before the epoch's first step, so the bar of epoch ``max_epochs + 1`` is where
+    a cap stops it, every earlier epoch complete with its end-of-epoch evaluation."""
+
+    def __init__(self, max_epochs: int | None):
+        self.max_epochs = max_epochs
+        self.started = 0  # epochs whose first step was reached
+        self.reached = False
+
+    def __enter__(self):
+        from tokenlearn import pretrain
+        from tqdm import tqdm
+
+        self._saved = pretrain.tqdm
+
+        def bar(*args, **kwargs):
+            if str(kwargs.get("desc", "")).startswith("Epoch "):
+                if self.max_epochs is not None and self.started >= self.max_epochs:
+                    self.reached = True
+                    raise EpochCapReached(f"tokenlearn: max_epochs {self.max_epochs} reached")
+                self.started += 1
+            return tqdm(*args, **{**kwargs, "disable": True})
+
+        pretrain.tqdm = bar
+        return self
+
+    def __exit__(self, *exc):
+        from tokenlearn import pretrain
+
+        pretrain.tqdm = self._saved
+        return False
 
 
 class _Curve(logging.Handler):
@@ -222,29 +275,59 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def train(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnParams, seed: int, device: str,
-          offline: bool = True) -> tuple[object, dict]:
-    """The library's model from a loaded teacher and the (texts, targets): (StaticModel, what happened)."""
-    import time
-
-    from tokenlearn.train import train_model
-    from tokenlearn.utils import create_vocab
-
-    from staticvec.train.model2vec import Model2VecParams, distill_teacher
-
-    n, width = targets.shape
+def check_sizes(n: int, width: int, params: TokenlearnParams) -> None:
+    """The library's limits: a held-out tenth to stop on, and a PCA of the targets to ``dim``."""
     if n < MIN_SENTENCES:
         raise StaticvecError(f"tokenlearn: {n} sentences with a target; at least {MIN_SENTENCES} are needed "
                              "(a tenth is held out to stop training)")
     if params.dim > min(width, n):
         raise StaticvecError(f"tokenlearn: dim {params.dim} exceeds the targets' PCA limit min(teacher width {width}, "
                              f"sentences {n})")
+
+
+def texts_digest(texts: Sequence[str]) -> str:
+    """sha256 of the texts, one a line: what ties a distilled model to the texts its vocabulary was counted from."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def distill(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnParams, offline: bool = True
+            ) -> tuple[object, dict]:
+    """Steps 2-3 (no random number drawn): the vocabulary of the texts and ``model2vec.distill`` of a loaded
+    teacher with it; (StaticModel, what happened). ``targets`` only for the library's limits (checked before the
+    teacher's forward passes, not after them)."""
+    import time
+
+    from tokenlearn.utils import create_vocab
+
+    from staticvec.train.model2vec import Model2VecParams, distill_teacher
+
+    check_sizes(*targets.shape, params)
     started = time.time()
     vocabulary = create_vocab(texts=texts, vocab_size=params.vocab_size) if params.vocab_size else None
     m2v = Model2VecParams(pca_dims=params.dim, quantize_to="float32", vocabulary="run" if vocabulary else "teacher")
     model = distill_teacher(teacher, m2v, vocabulary, offline=offline)
     check_padding(model)
-    distilled = time.time()
+    return model, {"vocabulary_words": len(vocabulary or []), "tokens": len(model.tokens),
+                   "seconds_distill": round(time.time() - started, 2)}
+
+
+def fit(model, texts: list[str], targets: np.ndarray, params: TokenlearnParams, seed: int, device: str
+        ) -> tuple[object, dict]:
+    """Step 4, the library's training from a distilled ``model``, every random number drawn after seeding
+    (``seed_everything``); at most ``params.max_epochs`` epochs. (StaticModel, what happened)."""
+    import time
+
+    from tokenlearn.train import train_model
+
+    check_sizes(*targets.shape, params)
+    check_padding(model)
+    started = time.time()
     seed_everything(seed)
     curve = _Curve()
     library_log = logging.getLogger("tokenlearn")
@@ -252,16 +335,61 @@ def train(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnPara
     library_log.setLevel(logging.INFO)  # its epoch and validation lines, whatever the root logger's level
     library_log.addHandler(curve)
     try:
-        with _quiet_progress():
+        with _EpochCap(params.max_epochs) as cap:
             model = train_model(model, texts, targets, device=device, pca_dims=params.dim)
     finally:
         library_log.removeHandler(curve)
         library_log.setLevel(level)
-    if curve.interrupted:  # a Ctrl-C reaching the job: stop as any job does, nothing written
+    if curve.interrupted and not cap.reached:  # a Ctrl-C reaching the job: stop as any job does, nothing written
         raise KeyboardInterrupt("tokenlearn: training interrupted (the library returned its best state so far)")
-    return model, {"vocabulary_words": len(vocabulary or []), "tokens": len(model.tokens), "epochs": curve.epochs,
-                   "validation_losses": curve.losses, "seconds_distill": round(distilled - started, 2),
-                   "seconds_train": round(time.time() - distilled, 2)}
+    return model, {"epochs": cap.started, "stopped": "max_epochs" if cap.reached else "early_stopping",
+                   "validation_losses": curve.losses, "seconds_train": round(time.time() - started, 2)}
+
+
+def train(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnParams, seed: int, device: str,
+          offline: bool = True) -> tuple[object, dict]:
+    """Distil and fit in one process (the one-job path): (StaticModel, what happened)."""
+    model, distilled = distill(teacher, texts, targets, params, offline=offline)
+    model, trained = fit(model, texts, targets, params, seed, device)
+    return model, {**distilled, **trained}
+
+
+def save_distilled(model, target, record: dict) -> None:
+    """The distilled model (the library's ``save_pretrained``: float32 rows, tokenizer, config) with its record
+    (``DISTILLATION_RECORD``), written as one directory that appears whole or not at all."""
+    from staticvec.files import atomic_directory, write_json
+
+    with atomic_directory(target) as tmp:
+        model.save_pretrained(tmp)
+        write_json(Path(tmp) / DISTILLATION_RECORD, record)
+
+
+def load_distilled(path, params: TokenlearnParams, texts: Sequence[str]) -> tuple[object, dict]:
+    """A model of :func:`save_distilled` and its record, checked against the seed's job: the same distillation
+    parameters and the same texts (their digest), else an error naming the file (a stale or another entry's
+    distillation would train silently otherwise)."""
+    from model2vec import StaticModel
+
+    from staticvec.files import read_json
+
+    path = Path(path)
+    record_path = path / DISTILLATION_RECORD
+    if not record_path.is_file():
+        raise InputFileError(record_path, "missing: not a distilled Tokenlearn model (staticvec train "
+                             "tokenlearn-distill writes it)")
+    record = read_json(record_path)
+    wanted = params.distillation()
+    if record.get("distillation") != wanted:
+        raise InputFileError(record_path, f"distilled with {record.get('distillation')}, but this job's parameters are "
+                             f"{wanted} (distil again with these)")
+    if record.get("texts_sha256") != texts_digest(texts):
+        raise InputFileError(record_path, "distilled from other texts than this job's (other shards, features or "
+                             "max_sentences): distil again from the same inputs")
+    model = StaticModel.from_pretrained(path)
+    if model.embedding.dtype != np.float32 or model.dim != params.dim:
+        raise InputFileError(path, f"holds {model.embedding.dtype} rows of width {model.dim}, not the float32 rows "
+                             f"of width {params.dim} a distillation writes")
+    return model, record
 
 
 def versions() -> dict:
