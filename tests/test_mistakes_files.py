@@ -152,3 +152,33 @@ def test_a_failed_write_leaves_the_previous_output(tmp_path):
         raise RuntimeError("the library failed")
     assert (tmp_path / "out" / "a").read_text() == "first"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_tokenlearn_distillation_refuses_a_users_folder_and_keeps_files_beside_it(tmp_path):
+    from staticvec.train.tokenlearn import DISTILLATION_RECORD, DISTILLED_KIND, save_distilled
+
+    class Model:  # what save_distilled needs of a StaticModel
+        def save_pretrained(self, folder):
+            (Path(folder) / "model.safetensors").write_bytes(b"rows")
+
+    (tmp_path / "beside.txt").write_text("keep me")
+    save_distilled(Model(), tmp_path / "distilled", {"step": "distillation"})
+    save_distilled(Model(), tmp_path / "distilled", {"step": "distillation"})  # its own previous output: replaced
+    assert (tmp_path / "beside.txt").read_text() == "keep me"
+    assert (tmp_path / "distilled" / DISTILLATION_RECORD).exists()
+    assert json.loads((tmp_path / "distilled" / OUTPUT_MARKER).read_text())["kind"] == DISTILLED_KIND
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "notes.md").write_text("mine")
+    with pytest.raises(StaticvecError, match="user: folder exists and was not written by staticvec"):
+        save_distilled(Model(), tmp_path / "user", {"step": "distillation"})
+    assert _tree(tmp_path / "user") == {"notes.md": b"mine"}
+
+
+def test_tokenlearn_distill_job_refuses_its_folder_before_reading_anything(tmp_path, capsys):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "a.txt").write_text("a")
+    code = main(["train", "tokenlearn-distill", "--teacher", "minilm", "--shards", str(tmp_path / "absent.tsv.gz"),
+                 "--features", str(tmp_path / "absent"), "--out", str(tmp_path / "mine")])
+    assert code == 2
+    assert "mine: folder exists and was not written by staticvec" in capsys.readouterr().err
+    assert _tree(tmp_path / "mine") == {"a.txt": b"a"}

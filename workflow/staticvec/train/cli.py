@@ -474,7 +474,8 @@ def _library_job_start(args, method: str, params_cls):
     from staticvec.files import check_replaceable
     from staticvec.train.model2vec import MODEL_DIR_KIND
 
-    check_replaceable(args.model_dir, MODEL_DIR_KIND)  # before the teacher is read, not after the fit
+    if getattr(args, "model_dir", None) is not None:  # the distillation job writes no library model of its own
+        check_replaceable(args.model_dir, MODEL_DIR_KIND)  # before the teacher is read, not after the fit
     modules, install = _LIBRARY_PACKAGES[method]
     try:
         for module in modules:
@@ -554,9 +555,11 @@ def _tokenlearn_distill(args) -> int:
     """``staticvec train tokenlearn-distill``: the seed-free start, written for every seed's job."""
     import torch
 
-    from staticvec.train.tokenlearn import TokenlearnParams, distill, save_distilled, texts_digest, versions
+    from staticvec.files import check_replaceable
+    from staticvec.train.tokenlearn import DISTILLED_KIND, TokenlearnParams, distill, save_distilled, texts_digest, versions
 
     params, _, offline = _library_job_start(args, "tokenlearn", TokenlearnParams)
+    check_replaceable(args.out, DISTILLED_KIND)  # before the teacher is read, not after the distillation
     started = time.time()
     texts, targets, read = _tokenlearn_targets(args, params)
     teacher = _tokenlearn_teacher(args, offline, targets)

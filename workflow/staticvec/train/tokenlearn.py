@@ -354,12 +354,15 @@ def train(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnPara
     return model, {**distilled, **trained}
 
 
+DISTILLED_KIND = "tokenlearn distilled model"  # the marker of its folder (staticvec.files.atomic_directory)
+
+
 def save_distilled(model, target, record: dict) -> None:
     """The distilled model (the library's ``save_pretrained``: float32 rows, tokenizer, config) with its record
     (``DISTILLATION_RECORD``), written as one directory that appears whole or not at all."""
     from staticvec.files import atomic_directory, write_json
 
-    with atomic_directory(target) as tmp:
+    with atomic_directory(target, kind=DISTILLED_KIND) as tmp:
         model.save_pretrained(tmp)
         write_json(Path(tmp) / DISTILLATION_RECORD, record)
 
