@@ -53,7 +53,7 @@ def worker(args) -> None:
     inputs = StaticInputs(embeddings, data, config.lowercase, config.normalize)
     result = train_tagger(data, inputs, config, seed=args.seed, device="cpu")
     print(json.dumps({"epochs": result["epochs_run"], "best_epoch": result["best_epoch"], "dev": result["dev"],
-                      "test": result["test"], "train_seconds": result["train_seconds"],
+                      "test": result["test"], "train_seconds": result["timing"]["train_seconds"],
                       "settings": {k: settings.get(k) for k in ("optimizer", "lr", "batch_size", "max_epochs")}}))
 
 

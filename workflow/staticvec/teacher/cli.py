@@ -187,7 +187,7 @@ def _features(args) -> int:
     sidecar = write_shard_features(teacher, args.shard, args.out, spec, vocab, args.vocab, args.part_sentences,
                                    args.batch_tokens, ase_words, overlap={"auto": None, "on": True, "off": False}[args.overlap],
                                    ase_checkpoint_seconds=60 * args.ase_checkpoint_minutes)
-    rate = sidecar["this_run"]["word_pieces_per_second"]
+    rate = sidecar["timing"]["word_pieces_per_second"]
     done_now = f"{rate} word pieces/s" if rate is not None else "no part left to compute (all were finished before)"
     log.info("%s: %d sentences, %d words, %s", args.out, sidecar["sentences"], sidecar["words"], done_now)
     return 0

@@ -28,6 +28,7 @@ from staticvec.cli_args import (add_group, add_out_arg, add_record_arg, add_seed
                                 load_vocab_of)
 from staticvec.device import default_threads
 from staticvec.errors import StaticvecError
+from staticvec.files import TIMING_KEY
 
 log = logging.getLogger(__name__)
 
@@ -363,7 +364,7 @@ def _glove(args) -> int:
         "cooc": {"path": str(args.cooc), "n_entries": store.n_entries, "checksum": store.header["checksum"], "meta": store.meta},
         "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count, "written": int(len(keep))},
         "cost_per_iteration": state.losses,
-        "seconds": round(seconds, 2),
+        TIMING_KEY: {"seconds": round(seconds, 2)},
     })
     if checkpoint and Path(checkpoint).exists():
         Path(checkpoint).unlink()  # the run is complete: its vectors supersede the checkpoint
@@ -395,7 +396,7 @@ def _gensim(args) -> int:
                                     "threads": cfg.workers, "deterministic": cfg.deterministic,
                                     "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count},
                                     **record})
-    log.info("wrote %s (%d words × %d) in %.1f s", args.out, len(emb), emb.dim, record["seconds"])
+    log.info("wrote %s (%d words × %d) in %.1f s", args.out, len(emb), emb.dim, record[TIMING_KEY]["seconds"])
     return 0
 
 
@@ -412,10 +413,8 @@ def _model2vec(args) -> int:
         **outputs["head"],
         "seeded": False,  # PCA by eigendecomposition, no sampling: the same inputs give the same vectors
         **outputs["job"], **outputs["written"],
-        "seconds_load": round(loaded - started, 2),
-        "seconds_distill": round(distilled - loaded, 2),
-        "seconds_encode": round(outputs["seconds_encode"], 2),
-        "seconds": round(time.time() - started, 2),
+        TIMING_KEY: {"seconds_load": round(loaded - started, 2), "seconds_distill": round(distilled - loaded, 2),
+                     "seconds_encode": round(outputs["seconds_encode"], 2), "seconds": round(time.time() - started, 2)},
     })
     log.info("wrote %s (%d of %d words × %d; %d tokens in %s) in %.1f s", args.out, len(emb), len(vocab), emb.dim,
              len(model.tokens), args.model_dir, time.time() - started)
@@ -513,9 +512,8 @@ def _tokenlearn(args) -> int:
         "data": read,
         "training": trained,
         **outputs["written"],
-        "seconds_read": round(loaded - started, 2),
-        "seconds_fit": round(fitted - loaded, 2),
-        "seconds": round(time.time() - started, 2),
+        TIMING_KEY: {"seconds_read": round(loaded - started, 2), "seconds_fit": round(fitted - loaded, 2),
+                     "seconds": round(time.time() - started, 2)},
     })
     log.info("wrote %s (%d of %d words × %d; %d tokens in %s; %d epochs) in %.1f s", args.out, len(emb), len(vocab),
              emb.dim, len(model.tokens), args.model_dir, trained["epochs"], time.time() - started)

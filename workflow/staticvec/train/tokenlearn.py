@@ -44,6 +44,7 @@ from typing import Sequence
 import numpy as np
 
 from staticvec.errors import InputFileError, StaticvecError
+from staticvec.files import TIMING_KEY
 
 log = logging.getLogger(__name__)
 
@@ -260,8 +261,9 @@ def train(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnPara
     if curve.interrupted:  # a Ctrl-C reaching the job: stop as any job does, nothing written
         raise KeyboardInterrupt("tokenlearn: training interrupted (the library returned its best state so far)")
     return model, {"vocabulary_words": len(vocabulary or []), "tokens": len(model.tokens), "epochs": curve.epochs,
-                   "validation_losses": curve.losses, "seconds_distill": round(distilled - started, 2),
-                   "seconds_train": round(time.time() - distilled, 2)}
+                   "validation_losses": curve.losses,
+                   TIMING_KEY: {"seconds_distill": round(distilled - started, 2),
+                                "seconds_train": round(time.time() - distilled, 2)}}
 
 
 def versions() -> dict:
