@@ -145,6 +145,7 @@ AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
 AccountingStoragePort={dbd}
 AccountingStorageTRES=gres/gpu
+AccountingStoreFlags=job_comment
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 SchedulerType=sched/backfill
