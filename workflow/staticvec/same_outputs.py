@@ -54,14 +54,17 @@ def _comparable(path: Path, roots: tuple[str, ...]):
 
 
 def differences(run_a: str | os.PathLike, run_b: str | os.PathLike,
-                roots_a: tuple[str, ...] = (), roots_b: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+                roots_a: tuple[str, ...] = (), roots_b: tuple[str, ...] = (),
+                more_in_a: bool = False) -> list[tuple[str, str]]:
     """[(relative path, why)] of the files that differ between two result directories (module doc). ``roots_a``
-    / ``roots_b``: further directories of each run (e.g. its download directory) replaced by ``<RUN>``."""
+    / ``roots_b``: further directories of each run (e.g. its download directory) replaced by ``<RUN>``.
+    ``more_in_a``: files only in ``run_a`` are not differences (``run_a`` also holds outputs of other
+    commands, e.g. an export or a report of it), every file of ``run_b`` must be in ``run_a``, the same."""
     a, b = Path(run_a).resolve(), Path(run_b).resolve()
     ra = (str(a), *map(str, roots_a))
     rb = (str(b), *map(str, roots_b))
     files_a, files_b = _files(a), _files(b)
-    out = [(rel, f"only in {a}") for rel in sorted(files_a - files_b)]
+    out = [] if more_in_a else [(rel, f"only in {a}") for rel in sorted(files_a - files_b)]
     out += [(rel, f"only in {b}") for rel in sorted(files_b - files_a)]
     for rel in sorted(files_a & files_b):
         if _comparable(a / rel, ra) != _comparable(b / rel, rb):
