@@ -130,6 +130,22 @@ def squeue_running(workdir: Path) -> list[str]:
             if line.split("|")[1] == "RUNNING" and os.path.realpath(line.split("|")[2]) == os.path.realpath(workdir)]
 
 
+def test_orphans_are_this_directorys_snakemake_jobs_only(tmp_path):
+    from staticvec.plan.sbatch import orphan_jobs
+
+    here, other = tmp_path / "run", tmp_path / "other"
+    here.mkdir(), other.mkdir()
+    squeue = "\n".join([
+        f"11|5f0c-run|rule_train_glove_wildcards_glove_1|{here}|RUNNING",
+        f"12|5f0c-run|rule_tag_wildcards_glove_pos_1|{here}/|PENDING",  # the same directory, spelled with a slash
+        f"13|5f0c-run|rule_ok|{other}|RUNNING",                          # another run directory
+        f"14|interactive|(null)|{here}|RUNNING",                          # not submitted by Snakemake
+    ])
+    found = orphan_jobs(here, squeue_out=squeue)
+    assert [(j["jobid"], j["rule"], j["state"]) for j in found] == [("11", "train_glove", "RUNNING"),
+                                                                    ("12", "tag", "PENDING")]
+
+
 # ------------------------------------------------------------------ the profile's behaviour (make test)
 def test_a_failing_job_shows_its_log_and_the_reason(slurm_cluster, tmp_path):
     work = toy_dir(tmp_path)
