@@ -300,8 +300,18 @@ StorageLoc=slurm_acct_db
         return {name: p.pid for name, p in self.started.items() if p.poll() is None}
 
     def stop(self) -> None:
-        """SIGTERM each daemon by its PID, latest first (slurmd, slurmctld, slurmdbd, MariaDB, munged), SIGKILL
-        what is left after 20 s; then restore /etc/slurm and remove the temporary directory."""
+        """Cancel the jobs still in the queue (their slurmstepd processes end with them), then SIGTERM each daemon
+        by its PID, latest first (slurmd, slurmctld, slurmdbd, MariaDB, munged), SIGKILL what is left after 20 s;
+        then restore /etc/slurm and remove the temporary directory."""
+        if "slurmctld" in self.alive():
+            with contextlib.suppress(OSError, subprocess.SubprocessError, RuntimeError):  # stop the daemons anyway
+                queued = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=20)
+                jobs = queued.stdout.split()
+                if jobs:
+                    subprocess.run(["scancel", *jobs], capture_output=True, timeout=20)
+                    self._wait("the cancelled jobs to leave the node",
+                               lambda: not subprocess.run(["squeue", "-h", "-t", "R,CG", "-o", "%i"], capture_output=True,
+                                                          text=True, timeout=20).stdout.strip(), timeout=30)
         for name in reversed(list(self.started)):
             proc = self.started[name]
             if proc.poll() is None:
@@ -311,13 +321,6 @@ StorageLoc=slurm_acct_db
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait(timeout=10)
-        # slurmd's job steps (slurmstepd) run in their own sessions: any left of a killed job, by the PIDs
-        # slurmd recorded for them under its spool directory
-        for pid in _stepd_pids(self.root / "spool"):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         self.restore_etc()
         if getattr(self, "munge_socket", None) is not None:
             for leftover in (MUNGE_SOCKET, MUNGE_SOCKET.with_name(MUNGE_SOCKET.name + ".lock")):
@@ -335,23 +338,6 @@ StorageLoc=slurm_acct_db
 
     def __exit__(self, *exc):
         self.stop()
-
-
-def _stepd_pids(spool: Path) -> list[int]:
-    """The PIDs of slurmstepd processes whose spool directory is ours (their /proc cmdline names no spool,
-    so they are matched by their open working directory under it)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if proc.joinpath("comm").read_text().strip() != "slurmstepd":
-                continue
-            if str(os.readlink(proc / "cwd")).startswith(str(spool)):
-                pids.append(int(proc.name))
-        except OSError:
-            continue
-    return pids
 
 
 def _port_open(port: int) -> bool:
