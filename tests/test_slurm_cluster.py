@@ -291,7 +291,8 @@ def test_the_slice_runs_as_slurm_jobs_with_the_modelled_requests_and_the_local_r
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
     print(f"\nthe slice: {local_s:.0f} s locally (--cores 2), {slurm_s:.0f} s as SLURM jobs")
 
-    found = differences(base / "local" / "results", run / "results")
+    # the local run's files name the directory it ran in (now the SLURM run's): compared as <RUN> in both
+    found = differences(base / "local" / "results", run / "results", roots_a=(str(run),), roots_b=(str(run),))
     assert not found, f"{len(found)} of {compared_files(run / 'results')} files differ: {found[:20]}"
 
     # sacct: every job of the slice, with the requests of the planning model (the plugin's rendering of them)
