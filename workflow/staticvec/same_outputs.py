@@ -57,12 +57,13 @@ def differences(run_a: str | os.PathLike, run_b: str | os.PathLike,
                 roots_a: tuple[str, ...] = (), roots_b: tuple[str, ...] = (),
                 more_in_a: bool = False) -> list[tuple[str, str]]:
     """[(relative path, why)] of the files that differ between two result directories (module doc). ``roots_a``
-    / ``roots_b``: further directories of each run (e.g. its download directory) replaced by ``<RUN>``.
+    / ``roots_b``: the directories of each run its files may name, replaced by ``<RUN>`` (default: the result
+    directory itself; e.g. the run's parent directory, holding its downloads too).
     ``more_in_a``: files only in ``run_a`` are not differences (``run_a`` also holds outputs of other
     commands, e.g. an export or a report of it), every file of ``run_b`` must be in ``run_a``, the same."""
     a, b = Path(run_a).resolve(), Path(run_b).resolve()
-    ra = (str(a), *map(str, roots_a))
-    rb = (str(b), *map(str, roots_b))
+    ra = tuple(map(str, roots_a)) or (str(a),)
+    rb = tuple(map(str, roots_b)) or (str(b),)
     files_a, files_b = _files(a), _files(b)
     out = [] if more_in_a else [(rel, f"only in {a}") for rel in sorted(files_a - files_b)]
     out += [(rel, f"only in {b}") for rel in sorted(files_b - files_a)]

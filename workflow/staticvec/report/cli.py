@@ -137,9 +137,9 @@ def register(subparsers) -> None:
                                             "and the JSON field `timing` (staticvec.same_outputs); exit 1 if not")
     p.add_argument("run_a", help="the first run's results directory")
     p.add_argument("run_b", help="the second run's results directory")
-    p.add_argument("--root-a", nargs="*", default=[], help="further directories of the first run (its download "
-                                                            "directory) that its files may name, read as the second's")
-    p.add_argument("--root-b", nargs="*", default=[], help="the same for the second run")
+    p.add_argument("--root-a", nargs="*", default=[], help="the directories of the first run its files may name, "
+                                                            "read as the second's (default: RUN_A itself)")
+    p.add_argument("--root-b", nargs="*", default=[], help="the same for the second run (default: RUN_B)")
     p.set_defaults(handler=_same_outputs)
 
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
