@@ -24,6 +24,7 @@ from pathlib import Path
 from staticvec.errors import StaticvecError
 
 PROFILE = "workflow/profiles/slurm"
+DRY_RUN_CORES = 4096  # above any job's threads: the dry run then renders each job's own
 
 
 def _render(out_path: str, argv: list[str]) -> int:
@@ -73,7 +74,11 @@ def render_sbatch(configfiles, root: str | os.PathLike = ".", extra: tuple[str, 
 
     root = Path(root).resolve()
     out = Path(tempfile.mkstemp(prefix="staticvec-sbatch-", suffix=".jsonl")[1])
-    argv = ["-n", "--forceall", "--workflow-profile", str(profile or root / PROFILE), "--directory", str(root),
+    # --cores: a dry run executes locally and caps each job's threads at its cores (1 without the option): the
+    # rendered --cpus-per-task read 1 where the SLURM run asks for the rule's threads (found against a real
+    # cluster: tests/test_slurm_cluster.py compares these lines with sacct)
+    argv = ["-n", "--forceall", "--cores", str(DRY_RUN_CORES), "--workflow-profile", str(profile or root / PROFILE),
+            "--directory", str(root),
             "--snakefile", str(root / "Snakefile"), "--configfile", *map(str, configfiles), *extra]
     code = f"import sys; from staticvec.plan.sbatch import _render; sys.exit(_render({str(out)!r}, {argv!r}))"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "workflow"), os.environ.get("PYTHONPATH")]))}
