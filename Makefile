@@ -80,6 +80,14 @@ claims: setup
 test: setup
 	python -m pytest -q $(PYTEST_ARGS)
 
+# The SLURM cluster tests in full (docs/cluster.md): a local slurmctld, slurmd and slurmdbd on loopback
+# (tests/cluster/local_slurm.py; as root it installs Debian's slurm-wlm, slurmdbd, munge and mariadb-server
+# when missing), the tiny config's slice as SLURM jobs against the same slice run locally, sacct's requests,
+# GPU routing, beside the profile checks `make test` runs too. About 15 min on 2 cores.
+.PHONY: cluster-test
+cluster-test: setup
+	STATICVEC_CLUSTER_TESTS=all python -m pytest -q tests/test_slurm_cluster.py $(PYTEST_ARGS)
+
 # `--` ends SNAKEMAKE_ARGS' options (a trailing `--configfile A B` would take the targets as config files)
 target: setup
 	@test -n "$(T)" || { echo "make target: name the output, e.g. make target T=results/default/corpus/manifest.json" >&2; exit 2; }

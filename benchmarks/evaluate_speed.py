@@ -53,7 +53,7 @@ def same_scores(old, new) -> bool:
     """Every value of the old result is in the new one, equal (timings left out); the new may add keys."""
     if isinstance(old, dict):
         return isinstance(new, dict) and all(k in new and same_scores(v, new[k]) for k, v in old.items()
-                                             if k not in ("seconds", "vectors"))
+                                             if k not in ("seconds", "timing", "vectors"))
     if isinstance(old, list):
         return isinstance(new, list) and len(old) == len(new) and all(same_scores(a, b) for a, b in zip(old, new))
     return old == new

@@ -755,12 +755,12 @@ def students_section(ctx, section, budget_each: float):
         unit = "centres/s" if method != "x2static" else "targets/s"
         out_dim = getattr(params, "dim", dim)
         section["figures"].append(figure(
-            f"{method} ({record['engine']}, {params.optimizer})", record["throughput"]["examples_per_s"], unit,
+            f"{method} ({record['engine']}, {params.optimizer})", record["timing"]["throughput"]["examples_per_s"], unit,
             f"{dim}-d teacher, {out_dim}-d output, vocabulary {vocab:,}, batch {batch}; blocks of {n_sent} sentences",
             record["steps"], record["timing"]["wall_s"], ctx.clock.peak_gib(),
-            examples_per_update_s=record["throughput"]["examples_per_update_s"],
-            words_per_s=record["throughput"]["words_per_s"], blocks=len(record["curve"]),
-            hours_per_billion_words=round(1e9 / record["throughput"]["words_per_s"] / 3600, 2)))
+            examples_per_update_s=record["timing"]["throughput"]["examples_per_update_s"],
+            words_per_s=record["timing"]["throughput"]["words_per_s"], blocks=len(record["curve"]),
+            hours_per_billion_words=round(1e9 / record["timing"]["throughput"]["words_per_s"] / 3600, 2)))
         del model
         free_memory()
 
@@ -822,15 +822,15 @@ def tagger_section(ctx, section, budget: float):
     probe_n = 20 if ctx.smoke else 300
     data = TaskData("pos", "ud", sentences(probe_n), sentences(10), sentences(10))
     probe = train_tagger(data, StaticInputs(embeddings, data), config, seed=1, device=ctx.device)
-    rate = probe_n / max(probe["train_seconds"], 1e-3)
+    rate = probe_n / max(probe["timing"]["train_seconds"], 1e-3)
     n_train = int(min(max(rate * budget, probe_n), 40 if ctx.smoke else 30000))
     data = TaskData("pos", "ud", sentences(n_train), sentences(10), sentences(10))
     inputs = StaticInputs(embeddings, data)
     ctx.clock.reset_peak()
     result = train_tagger(data, inputs, config, seed=1, device=ctx.device)
-    seconds = max(result["train_seconds"], 1e-6)  # a smoke epoch on a fast host can read 0.0 s
+    seconds = max(result["timing"]["train_seconds"], 1e-6)  # a smoke epoch on a fast host can read 0.0 s
     section["figures"].append(figure("BiLSTM-CRF training (one epoch)", n_train / seconds, "sentences/s",
-                                     shape, 1, result["train_seconds"], ctx.clock.peak_gib(), dtype_reason=why,
+                                     shape, 1, result["timing"]["train_seconds"], ctx.clock.peak_gib(), dtype_reason=why,
                                      amp=result["amp"], train_sentences=n_train))
 
     # decoding (Viterbi) of the same sentences, in the run's scoring batches, and the LSTM's dtype under its autocast

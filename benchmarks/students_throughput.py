@@ -129,7 +129,7 @@ def worker(args) -> None:
     rec = train(model, source, params.loop_settings(), seed=0, progress=False)
     t = rec["timing"]
     busy = t["teacher_or_loading_s"] + t["batching_s"] + t["update_s"]
-    print(json.dumps({"examples": rec["examples"], "ex_s": rec["throughput"]["examples_per_s"],
+    print(json.dumps({"examples": rec["examples"], "ex_s": rec["timing"]["throughput"]["examples_per_s"],
                       "wall_s": t["wall_s"], "load": t["teacher_or_loading_s"] / busy,
                       "batching": t["batching_s"] / busy, "update": t["update_s"] / busy,
                       "engine": rec.get("engine", "autograd")}))

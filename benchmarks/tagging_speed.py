@@ -63,10 +63,10 @@ def worker(args) -> None:
     inputs = StaticInputs(embeddings, data, config.lowercase, config.normalize)
     result = train_tagger(data, inputs, config, seed=args.seed, device="cpu")
     print(json.dumps({"epochs": result["epochs_run"], "best_epoch": result["best_epoch"], "dev": result["dev"],
-                      "test": result["test"], "train_seconds": result["train_seconds"],
+                      "test": result["test"], "train_seconds": result["timing"]["train_seconds"],
                       "stopped_by": (result.get("convergence") or {}).get("stopped_by"),
                       "dev_curve": [round(p["dev_score"], 4) for p in result["dev_curve"]],
-                      "epoch_seconds": [p["seconds"] for p in result["dev_curve"]],
+                      "epoch_seconds": [p["timing"]["seconds"] for p in result["dev_curve"]],
                       "train_sentences": result["train_sentences"],
                       "settings": {k: settings.get(k) for k in ("optimizer", "lr", "batch_size", "max_epochs", "patience",
                                                                  "char_features", "max_train_sentences")}}))

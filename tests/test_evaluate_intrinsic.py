@@ -113,11 +113,9 @@ def test_full_suite_on_the_shared_data(tmp_path):
 
 
 def _without_seconds(value):
-    if isinstance(value, dict):
-        return {k: _without_seconds(v) for k, v in value.items() if k != "seconds"}
-    if isinstance(value, list):
-        return [_without_seconds(v) for v in value]
-    return value
+    from staticvec.files import without_timing
+
+    return without_timing(value)
 
 
 def _eval_words() -> list[str]:

@@ -90,7 +90,7 @@ def test_each_word_is_the_library_encoding_of_that_word(trained):
     assert record["vocab"]["size"] == len(VOCAB) and record["vocab"]["written"] == len(VOCAB) - 1
     assert record["vocab"]["not_encoded_examples"] == ["жж"]
     assert record["hyperparameters"]["pca_dims"] == 8 and record["model"]["tokens"] == len(model.tokens)
-    assert record["seconds"] >= record["seconds_distill"] > 0
+    assert record["timing"]["seconds"] >= record["timing"]["seconds_distill"] > 0
     # the model directory is complete (written in a temporary directory, then renamed)
     assert {"model.safetensors", "tokenizer.json", "config.json"} <= {p.name for p in model_dir.iterdir()}
     assert not [p for p in model_dir.parent.iterdir() if p.name.endswith(".tmp")]

@@ -92,3 +92,11 @@ def test_a_profile_key_snakemake_does_not_know_fails_the_render(tmp_path):
     (profile / "config.yaml").write_text(text + "slurm-no-such-setting: 1\n")
     with pytest.raises(StaticvecError, match="no-such-setting"):
         render_sbatch([REPO / "config/config.yaml"], REPO, profile=profile)
+
+
+def test_the_rendered_lines_ask_for_each_jobs_threads_not_the_dry_runs_cores():
+    """A dry run caps threads at its --cores (1 by default); the SLURM run does not: the rendering must not either."""
+    jobs = render_sbatch([REPO / "tests/config/test.yaml"], REPO, extra=("--", "results/test/teacher/minilm/mlm_head.pt"))
+    head = next(j for j in jobs if j["rule"] == "teacher_mlm_head")
+    assert head["threads"] == 2  # the tiny config's MLM-head job (its local run: threads 2; capped, it read 1)
+    assert f"--cpus-per-task={head['threads']}" in head["sbatch"]

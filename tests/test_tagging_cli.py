@@ -75,7 +75,7 @@ def test_summary_mean_and_sample_std_over_seeds(tmp_path):
     paths = []
     for seed, test in [(1, 0.90), (2, 0.92), (3, 0.97)]:
         record = {"embedding": "glove", "task": "chunk", "seed": seed, "status": "ok", "source": "CoNLL-2000", "metric": "f1",
-                  "test": test, "dev": test - 0.01, "best_epoch": 4, "train_seconds": 1.0}
+                  "test": test, "dev": test - 0.01, "best_epoch": 4, "timing": {"train_seconds": 1.0}}
         paths.append(tmp_path / f"{seed}.json")
         paths[-1].write_text(json.dumps(record))
     out, table = tmp_path / "summary.json", tmp_path / "summary.csv"

@@ -394,7 +394,7 @@ def save_model2vec(emb: Embeddings, path: str | os.PathLike, readme: str | None 
               "tokenizer_name": "word-level", "normalize": True}
     model = StaticModel(rows, tokenizer, config=config, normalize=True)
     with atomic_directory(path, kind=MODEL2VEC_KIND) as tmp:
-        model.save_pretrained(tmp)
+        model.save_pretrained(tmp, model_name=Path(path).name)  # the card's name: the target's, not the temporary one
         if readme is not None:
             (tmp / "README.md").write_text(readme, encoding="utf-8")
 

@@ -11,6 +11,7 @@ import bz2
 import contextlib
 import gzip
 import hashlib
+import io
 import json
 import lzma
 import os
@@ -20,7 +21,37 @@ from typing import IO, Iterator
 
 from staticvec.errors import InputFileError, StaticvecError
 
-_COMPRESSED_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+def _gzip_open(path, mode: str = "rb", compresslevel: int = 9, encoding=None, errors=None, newline=None):
+    """gzip.open, but a file written is the same bytes for the same content: its header carries no name (the
+    temporary file's, under atomic_open) and mtime 0, so a shard's sha256 is a hash of its content."""
+    if "r" in mode:
+        return gzip.open(path, mode, compresslevel, encoding, errors, newline)
+    raw = open(path, mode.replace("t", "").replace("b", "") + "b")  # noqa: SIM115 - closed by the GzipFile
+    gz = gzip.GzipFile(filename="", mode="wb", compresslevel=compresslevel, fileobj=raw, mtime=0)
+    gz.myfileobj = raw  # GzipFile closes the file it holds here when it is closed itself
+    if "b" in mode:
+        return gz
+    return io.TextIOWrapper(gz, encoding, errors, newline)
+
+
+# The one field of an output's JSON that holds how long its job took (wall seconds, rates): everything else in
+# the workflow's outputs is the same bytes on a rerun, and comparisons of two runs (staticvec.same_outputs) skip
+# this key by name at any depth. Timings of whole jobs are in the run's benchmarks/ files.
+TIMING_KEY = "timing"
+
+
+def without_timing(obj):
+    """``obj`` (parsed JSON) without its :data:`TIMING_KEY` fields, at any depth."""
+    if isinstance(obj, dict):
+        return {k: without_timing(v) for k, v in obj.items() if k != TIMING_KEY}
+    if isinstance(obj, list):
+        return [without_timing(v) for v in obj]
+    return obj
+
+
+_COMPRESSED_OPENERS = {".gz": _gzip_open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 def compression_of(path: str | os.PathLike) -> str | None:
@@ -215,6 +246,18 @@ def atomic_open(target: str | os.PathLike, mode: str = "wt", encoding: str = "ut
             fh = opener(tmp, mode, encoding=encoding, **kwargs)
         with fh:
             yield fh
+
+
+def torch_save(obj, target: str | os.PathLike) -> None:
+    """``torch.save(obj)`` to ``target``, atomically, the same bytes for the same object: torch names the zip
+    archive's top folder after the file it writes to (here a temporary name), so the object is serialized to a
+    buffer (archive name ``archive``) and the buffer written."""
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    with atomic_open(target, "wb") as fh:
+        fh.write(buffer.getbuffer())
 
 
 def write_json(target: str | os.PathLike, obj, indent: int = 2) -> None:

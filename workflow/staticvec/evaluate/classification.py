@@ -62,6 +62,7 @@ from torch.nn import functional as F
 
 from staticvec.device import resolve_device
 from staticvec.embeddings import Embeddings
+from staticvec.files import TIMING_KEY
 from staticvec.evaluate import optim as light_optim
 from staticvec.errors import StaticvecError
 from staticvec.stats import describe
@@ -337,7 +338,7 @@ def run_seed(
         "validation": valid,
         "test": tested,
         "grid": [{"learning_rate": g[0], "epochs": g[1], **{f"validation_{k}": v for k, v in g[2].items()}} for g in grid],
-        "seconds": round(time.perf_counter() - started, 2),
+        TIMING_KEY: {"seconds": round(time.perf_counter() - started, 2)},  # skipped when two runs are compared
     }
 
 
@@ -386,7 +387,8 @@ def evaluate_dataset(
         log.info(
             "%s seed %d: lr %g, %d epochs (validation %s %.4f); test macro-F1 %.4f, accuracy %.4f (%.1f s)",
             dataset.name, seed, run["learning_rate"], run["epochs"], settings.select_by,
-            run["validation"][settings.select_by], run["test"]["macro_f1"], run["test"]["accuracy"], run["seconds"],
+            run["validation"][settings.select_by], run["test"]["macro_f1"], run["test"]["accuracy"],
+            (run.get(TIMING_KEY) or {}).get("seconds", 0.0),
         )
         runs.append(run)
     truncated = sum(int(sum(len(s) > settings.max_tokens for s in part.sentences)) for part in dataset.parts.values())

@@ -32,6 +32,18 @@ def register(subparsers) -> None:
     p.add_argument("--json", default=None, help="write the jobs (rule, wildcards, resources, sbatch line) as JSON here")
     p.set_defaults(handler=_sbatch)
 
+    p = sub.add_parser("slurm-orphans", help="wait for (or cancel) the SLURM jobs a lost Snakemake process left running",
+                       description="After the Snakemake process of a SLURM run died (a lost login node, SIGKILL), its "
+                                   "submitted jobs still run. This lists this user's queued or running jobs that a "
+                                   "Snakemake run submitted from this directory and waits until they end (their "
+                                   "outputs count: the rerun keeps them), so that the rerun does not submit them again "
+                                   "into the same outputs. Then: snakemake --unlock, and the run's command again.")
+    p.add_argument("--root", default=".", help="the run's working directory (default: here)")
+    p.add_argument("--cancel", action="store_true", help="scancel them instead of waiting (the rerun redoes them)")
+    p.add_argument("--poll", type=float, default=10.0, help="seconds between squeue calls (default 10)")
+    p.add_argument("--timeout", type=float, default=None, help="give up after this many seconds (default: never)")
+    p.set_defaults(handler=_slurm_orphans)
+
 
 def _configfiles(args, tmp):
     from pathlib import Path
@@ -42,6 +54,15 @@ def _configfiles(args, tmp):
 
         files.append(str(stand_in_override(files, Path(args.root), Path(tmp))))
     return files
+
+
+def _slurm_orphans(args) -> int:
+    from staticvec.plan.sbatch import settle_orphans
+
+    found = settle_orphans(args.root, cancel=args.cancel, poll_s=args.poll, timeout_s=args.timeout)
+    if not found:
+        print("no SLURM job of an earlier run from this directory is queued or running")
+    return 0
 
 
 def _sbatch(args) -> int:

@@ -24,6 +24,7 @@ from pathlib import Path
 from staticvec.errors import StaticvecError
 
 PROFILE = "workflow/profiles/slurm"
+DRY_RUN_CORES = 4096  # above any job's threads: the dry run then renders each job's own
 
 
 def _render(out_path: str, argv: list[str]) -> int:
@@ -73,7 +74,11 @@ def render_sbatch(configfiles, root: str | os.PathLike = ".", extra: tuple[str, 
 
     root = Path(root).resolve()
     out = Path(tempfile.mkstemp(prefix="staticvec-sbatch-", suffix=".jsonl")[1])
-    argv = ["-n", "--forceall", "--workflow-profile", str(profile or root / PROFILE), "--directory", str(root),
+    # --cores: a dry run executes locally and caps each job's threads at its cores (1 without the option): the
+    # rendered --cpus-per-task read 1 where the SLURM run asks for the rule's threads (found against a real
+    # cluster: tests/test_slurm_cluster.py compares these lines with sacct)
+    argv = ["-n", "--forceall", "--cores", str(DRY_RUN_CORES), "--workflow-profile", str(profile or root / PROFILE),
+            "--directory", str(root),
             "--snakefile", str(root / "Snakefile"), "--configfile", *map(str, configfiles), *extra]
     code = f"import sys; from staticvec.plan.sbatch import _render; sys.exit(_render({str(out)!r}, {argv!r}))"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "workflow"), os.environ.get("PYTHONPATH")]))}
@@ -85,3 +90,60 @@ def render_sbatch(configfiles, root: str | os.PathLike = ".", extra: tuple[str, 
         return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     finally:
         out.unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------ after a lost Snakemake process
+# The SLURM executor names every job of a run after the run's id and comments it ``rule_<rule>_wildcards_…``;
+# squeue reports its working directory. A Snakemake process that dies (a lost login node, SIGKILL) leaves its
+# submitted jobs queued or running. Each such job's own Snakemake process records its outputs as complete when it
+# finishes (the run directory's .snakemake is shared), so a rerun after the job ends keeps them; a rerun while it
+# runs would submit the same job again into the same outputs. `staticvec plan slurm-orphans` waits for them first.
+ORPHAN_FORMAT = "%i|%j|%k|%Z|%T"
+
+
+def orphan_jobs(root: str | os.PathLike = ".", squeue_out: str | None = None) -> list[dict]:
+    """This user's SLURM jobs still queued or running that a Snakemake run submitted from ``root``:
+    [{"jobid", "run", "rule", "workdir", "state"}] (``squeue_out``: squeue's output, for tests)."""
+    if squeue_out is None:
+        done = subprocess.run(["squeue", "--me", "--noheader", f"--format={ORPHAN_FORMAT}"],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise StaticvecError(f"squeue failed ({done.returncode}): {done.stderr.strip()}")
+        squeue_out = done.stdout
+    root = os.path.realpath(root)
+    jobs = []
+    for line in squeue_out.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 5:
+            continue
+        jobid, run, comment, workdir, state = parts
+        if not comment.startswith("rule_") or os.path.realpath(workdir) != root:
+            continue
+        rule = comment[len("rule_"):].split("_wildcards_")[0]
+        jobs.append({"jobid": jobid, "run": run, "rule": rule, "workdir": workdir, "state": state})
+    return jobs
+
+
+def settle_orphans(root: str | os.PathLike = ".", cancel: bool = False, poll_s: float = 10.0,
+                   timeout_s: float | None = None, say=print) -> list[dict]:
+    """Wait until no job of an earlier Snakemake run from ``root`` is queued or running (``cancel``: scancel them
+    first). Returns the jobs found at the start. A timeout is an error naming the jobs still there."""
+    import time
+
+    found = orphan_jobs(root)
+    for job in found:
+        say(f"SLURM job {job['jobid']} ({job['rule']}, run {job['run']}) is {job['state']}")
+    if cancel and found:
+        subprocess.run(["scancel", *[j["jobid"] for j in found]], check=False)
+    started = time.monotonic()
+    left = found
+    while left:
+        if timeout_s is not None and time.monotonic() - started > timeout_s:
+            raise StaticvecError(f"after {timeout_s:.0f} s, SLURM jobs of an earlier run are still there: "
+                                 f"{', '.join(j['jobid'] for j in left)} (scancel them, or wait)")
+        time.sleep(poll_s)
+        left = orphan_jobs(root)
+    if found:
+        say(f"{len(found)} job(s) of an earlier run {'cancelled' if cancel else 'finished'}: rerun Snakemake now "
+            "(after `snakemake --unlock` if the lost process held the lock)")
+    return found

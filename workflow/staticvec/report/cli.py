@@ -141,6 +141,15 @@ def register(subparsers) -> None:
     p.add_argument("--root", help="the repository whose committed files are read (default: the one holding each file)")
     p.set_defaults(handler=_docs)
 
+    p = sub.add_parser("same-outputs", help="two runs' results file by file: the same bytes but for logs/, benchmarks/ "
+                                            "and the JSON field `timing` (staticvec.same_outputs); exit 1 if not")
+    p.add_argument("run_a", help="the first run's results directory")
+    p.add_argument("run_b", help="the second run's results directory")
+    p.add_argument("--root-a", nargs="*", default=[], help="the directories of the first run its files may name, "
+                                                            "read as the second's (default: RUN_A itself)")
+    p.add_argument("--root-b", nargs="*", default=[], help="the same for the second run (default: RUN_B)")
+    p.set_defaults(handler=_same_outputs)
+
     p = sub.add_parser("reference", help="publish a finished run's tables, figures, manifests and per-stage "
                                          "and per-rule job times (results/reference/tour-1m/, claims-10m/)")
     p.add_argument("--run", required=True, help="the run's results directory, e.g. results/default")
@@ -298,6 +307,16 @@ def _docs(args) -> int:
     for line in stale:
         print(f"{line}: {'stale' if args.check else 'rewritten'}")
     return 1 if stale and args.check else 0
+
+
+def _same_outputs(args) -> int:
+    from staticvec.same_outputs import compared_files, differences
+
+    found = differences(args.run_a, args.run_b, tuple(args.root_a), tuple(args.root_b))
+    for rel, why in found:
+        print(f"{rel}: {why}")
+    print(f"{len(found)} of {compared_files(args.run_a)} files differ (logs, benchmarks and timing fields aside)")
+    return 1 if found else 0
 
 
 def _reference(args) -> int:

@@ -318,10 +318,13 @@ def corpus_scale_from_files(spec: str, tables: str, panels: list, sweep: str, po
     title = "Each method trained from the corpus, over corpus size"
     fig = draw(data, title)
     add_caption(fig, [text])
+    from staticvec.report.figures import figure_metadata
+
     try:
         for out, fmt in ((out_pdf, "pdf"), (out_png, "png")):
             with atomic_path(out) as tmp:
-                fig.savefig(tmp, format=fmt, bbox_inches="tight", dpi=200 if fmt == "png" else None)
+                fig.savefig(tmp, format=fmt, bbox_inches="tight", dpi=200 if fmt == "png" else None,
+                            metadata=figure_metadata(fmt, title))
     finally:
         _pyplot().close(fig)
     record = {"figure": "corpus_scale", "title": title, "caption": text, "spec": block, "panels": panels,

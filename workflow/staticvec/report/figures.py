@@ -539,9 +539,17 @@ def save_figure(fig, title: str, out_pdf, out_png, dpi: int = 200) -> None:
         for out, fmt in ((out_pdf, "pdf"), (out_png, "png")):
             with atomic_path(out) as tmp:
                 fig.savefig(tmp, format=fmt, bbox_inches="tight", dpi=dpi if fmt == "png" else None,
-                            metadata={"Title": title} if fmt == "pdf" else None)
+                            metadata=figure_metadata(fmt, title))
     finally:
         _pyplot().close(fig)
+
+
+def figure_metadata(fmt: str, title: str | None = None) -> dict | None:
+    """savefig's metadata: a PDF without its creation date (matplotlib writes the time of the call otherwise), so
+    that the same figure is the same bytes on a rerun; PNG metadata carries no date."""
+    if fmt != "pdf":
+        return None
+    return {"CreationDate": None, **({"Title": title} if title else {})}
 
 
 def _seed_of(path: str | None):

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from staticvec import __version__
+from staticvec.files import TIMING_KEY
 
 
 def config_hash(config: dict) -> str:
@@ -55,7 +56,9 @@ def provenance(config: dict | None, corpus_manifest: dict | None = None, teacher
         },
         "teacher": teacher,
         "seeds": seeds if seeds is not None else (config or {}).get("seeds"),
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        # when it was made: not a result (two runs of the same inputs agree byte for byte but here), so under
+        # the field comparisons of two runs skip (staticvec.files.TIMING_KEY), and in no caption
+        TIMING_KEY: {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")},
         "python": platform.python_version(),
         "numpy": numpy.__version__,
     }
@@ -102,7 +105,6 @@ def caption(record: dict) -> str:
     if record.get("config_hash"):
         parts.append(f"config {record['config_hash']}")
     parts.append(f"commit {record['git_commit']}")
-    parts.append(record["date"][:10])
     return "; ".join(parts)
 
 

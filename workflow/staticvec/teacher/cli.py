@@ -205,7 +205,7 @@ def _features(args) -> int:
                                    args.batch_tokens, ase_words, overlap={"auto": None, "on": True, "off": False}[args.overlap],
                                    ase_checkpoint_seconds=60 * args.ase_checkpoint_minutes,
                                    host_workers=host_workers_for(teacher.device, args.host_workers))
-    rate = sidecar["this_run"]["word_pieces_per_second"]
+    rate = sidecar["timing"]["word_pieces_per_second"]
     done_now = f"{rate} word pieces/s" if rate is not None else "no part left to compute (all were finished before)"
     log.info("%s: %d sentences, %d words, %s", args.out, sidecar["sentences"], sidecar["words"], done_now)
     return 0

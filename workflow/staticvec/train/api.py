@@ -38,6 +38,7 @@ import numpy as np
 
 from staticvec.embeddings import Embeddings
 from staticvec.errors import StaticvecError
+from staticvec.files import TIMING_KEY
 
 log = logging.getLogger(__name__)
 
@@ -152,14 +153,13 @@ def train_student(method: str, *, vocab: PathLike, features: Sequence[PathLike] 
         "threads": torch.get_num_threads(),
         "fast_engine_threads": fast_engine_threads(),
         "torch": torch.__version__,
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "seconds": round(time.time() - started, 3),
+        TIMING_KEY: {"finished": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(time.time() - started, 3)},
         "train": record,
     }
     if dev is not None:
         out["dev_curve"] = dev.finish()
     log.info("%s: %d words × %d trained (%.1f s; static update %.0f%% of the time)", entry.command, len(vocab_words),
-             table.shape[1], out["seconds"], 100 * (record["timing"]["static_update_share"] or 0))
+             table.shape[1], out[TIMING_KEY]["seconds"], 100 * (record[TIMING_KEY]["static_update_share"] or 0))
     return StudentRun(embeddings, out, model, checkpoint)
 
 

@@ -54,7 +54,7 @@ import numpy as np
 from numba import njit, prange
 
 from staticvec.errors import StaticvecError
-from staticvec.files import atomic_path
+from staticvec.files import torch_save
 from staticvec.train.kernels import (
     as_numpy, gather_rows, lr_at, matmul_nt, matmul_tn, row_gradients, sigmoid, softplus, value,
 )
@@ -234,13 +234,11 @@ class ContextualSkipGram(Student):
 
     def save_model(self, path, words, teacher: dict | None = None) -> None:
         """The trained parameters (U, bias, W2…, V') with the words: what attention_weights needs."""
-        import torch
 
         payload = {"method": self.params.method_name(), "params": asdict(self.params), "words": list(words),
                    "dense": {k: v.detach().cpu() for k, v in self.dense.items()},
                    "ctx": self.tables["ctx"].detach().cpu(), "teacher": teacher}
-        with atomic_path(path) as tmp:
-            torch.save(payload, tmp)
+        torch_save(payload, path)  # the same bytes for the same payload (staticvec.files.torch_save)
 
 
 # ---------------------------------------------------------------- the fast engine (CPU)

@@ -28,6 +28,7 @@ from staticvec.cli_args import (add_group, add_out_arg, add_record_arg, add_seed
                                 load_vocab_of)
 from staticvec.device import default_threads
 from staticvec.errors import StaticvecError
+from staticvec.files import TIMING_KEY
 
 log = logging.getLogger(__name__)
 
@@ -395,7 +396,7 @@ def _glove(args) -> int:
         "cooc": {"path": str(args.cooc), "n_entries": store.n_entries, "checksum": store.header["checksum"], "meta": store.meta},
         "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count, "written": int(len(keep))},
         "cost_per_iteration": state.losses,
-        "seconds": round(seconds, 2),
+        TIMING_KEY: {"seconds": round(seconds, 2)},
     })
     if checkpoint and Path(checkpoint).exists():
         Path(checkpoint).unlink()  # the run is complete: its vectors supersede the checkpoint
@@ -427,7 +428,7 @@ def _gensim(args) -> int:
                                     "threads": cfg.workers, "deterministic": cfg.deterministic,
                                     "vocab": {"path": str(args.vocab), "size": len(vocab), "min_count": args.min_count},
                                     **record})
-    log.info("wrote %s (%d words × %d) in %.1f s", args.out, len(emb), emb.dim, record["seconds"])
+    log.info("wrote %s (%d words × %d) in %.1f s", args.out, len(emb), emb.dim, record[TIMING_KEY]["seconds"])
     return 0
 
 
@@ -445,10 +446,8 @@ def _model2vec(args) -> int:
         **outputs["head"],
         "seeded": False,  # PCA by eigendecomposition, no sampling: the same inputs give the same vectors
         **outputs["job"], **outputs["written"],
-        "seconds_load": round(loaded - started, 2),
-        "seconds_distill": round(distilled - loaded, 2),
-        "seconds_encode": round(outputs["seconds_encode"], 2),
-        "seconds": round(time.time() - started, 2),
+        TIMING_KEY: {"seconds_load": round(loaded - started, 2), "seconds_distill": round(distilled - loaded, 2),
+                     "seconds_encode": round(outputs["seconds_encode"], 2), "seconds": round(time.time() - started, 2)},
     })
     log.info("wrote %s (%d of %d words × %d; %d tokens in %s) in %.1f s", args.out, len(emb), len(vocab), emb.dim,
              len(model.tokens), args.model_dir, time.time() - started)
@@ -570,7 +569,8 @@ def _tokenlearn_distill(args) -> int:
         "teacher": _teacher_record(args.teacher, teacher), "distillation": params.distillation(),
         "device": str(teacher.device), "threads": torch.get_num_threads(),
         "data": read, "texts_sha256": texts_digest(texts), **distilled,
-        "seconds_read": round(loaded - started, 2), "seconds": round(time.time() - started, 2),
+        TIMING_KEY: {**distilled[TIMING_KEY], "seconds_read": round(loaded - started, 2),
+                     "seconds": round(time.time() - started, 2)},
     })
     log.info("wrote %s (%d tokens × %d, %d corpus words) in %.1f s", args.out, len(model.tokens), model.dim,
              distilled["vocabulary_words"], time.time() - started)
@@ -581,7 +581,7 @@ def _tokenlearn(args) -> int:
     """``staticvec train tokenlearn``: one seed, from a distillation (--distilled) or distilling here (--teacher)."""
     from staticvec.device import resolve_device
     from staticvec.train.tokenlearn import (TokenlearnParams, distill, fit, library_training_settings, load_distilled,
-                                            versions)
+                                            merge_steps, versions)
 
     if args.distilled and args.online:
         raise StaticvecError("tokenlearn: --online is for --teacher (a distilled model loads no teacher)")
@@ -595,7 +595,8 @@ def _tokenlearn(args) -> int:
                                  f"from a {record['teacher']['hidden_size']}-d teacher (features of another teacher)")
         teacher, device = record["teacher"], resolve_device(args.device)
         distilled = {"vocabulary_words": record["vocabulary_words"], "tokens": record["tokens"],
-                     "seconds_distill": record["seconds_distill"], "distilled": str(args.distilled)}
+                     "distilled": str(args.distilled),
+                     TIMING_KEY: {"seconds_distill": (record.get(TIMING_KEY) or {}).get("seconds_distill")}}
         loaded = time.time()
     else:
         loaded_teacher = _tokenlearn_teacher(args, offline, targets)
@@ -610,11 +611,10 @@ def _tokenlearn(args) -> int:
         "seed": args.seed,
         **outputs["job"],
         "data": read,
-        "training": {**distilled, **trained},
+        "training": merge_steps(distilled, trained),
         **outputs["written"],
-        "seconds_read": round(loaded - started, 2),
-        "seconds_fit": round(fitted - loaded, 2),
-        "seconds": round(time.time() - started, 2),
+        TIMING_KEY: {"seconds_read": round(loaded - started, 2), "seconds_fit": round(fitted - loaded, 2),
+                     "seconds": round(time.time() - started, 2)},
     })
     log.info("wrote %s (%d of %d words × %d; %d tokens in %s; %d epochs, %s) in %.1f s", args.out, len(emb), len(vocab),
              emb.dim, len(model.tokens), args.model_dir, trained["epochs"], trained["stopped"], time.time() - started)

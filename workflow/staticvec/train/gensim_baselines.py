@@ -23,6 +23,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from staticvec.errors import StaticvecError
+from staticvec.files import TIMING_KEY
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ def _train(model, corpus: SentenceCorpus, vocab, epochs: int):
         raise AssertionError(f"gensim kept {len(model.wv)} of {len(vocab)} vocabulary words")
     started = time.time()
     model.train(corpus, total_examples=n_sentences, total_words=n_tokens, epochs=epochs)
-    return {"n_sentences": n_sentences, "n_tokens": n_tokens, "seconds": round(time.time() - started, 2)}
+    return {"n_sentences": n_sentences, "n_tokens": n_tokens, TIMING_KEY: {"seconds": round(time.time() - started, 2)}}
 
 
 def _embeddings(kv, vocab):

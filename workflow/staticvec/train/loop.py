@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from staticvec.errors import StaticvecError
-from staticvec.files import atomic_path
+from staticvec.files import torch_save
 from staticvec.train.optimizer import Optimizer, apply_gradients, learning_rate
 from staticvec.train.student import Batch, Student
 
@@ -82,7 +82,6 @@ def _fingerprint(obj) -> str:
 
 def save_checkpoint(path, model: Student, optimizer: Optimizer, rng: np.random.Generator, state: LoopState,
                     fingerprint: str) -> None:
-    import torch
 
     payload = {
         "fingerprint": fingerprint,
@@ -93,8 +92,7 @@ def save_checkpoint(path, model: Student, optimizer: Optimizer, rng: np.random.G
         "rng": rng.bit_generator.state,
         "state": asdict(state),
     }
-    with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
+    torch_save(payload, path)  # the same bytes for the same payload (staticvec.files.torch_save)
 
 
 def load_checkpoint(path, model: Student, optimizer: Optimizer, rng: np.random.Generator, fingerprint: str,
@@ -282,10 +280,12 @@ def train(model: Student, source, settings: LoopSettings, seed: int, total_words
         "curve": state.curve,
         "timing": {**{k: round(v, 6) for k, v in timing.items()}, "wall_s": round(wall, 6),
                    "static_update_share": round(timing["update_s"] / busy, 4) if busy else None,
-                   "teacher_or_loading_share": round(timing["teacher_or_loading_s"] / busy, 4) if busy else None},
-        "throughput": {"examples_per_s": round(state.examples / wall, 1) if wall else None,
+                   "teacher_or_loading_share": round(timing["teacher_or_loading_s"] / busy, 4) if busy else None,
+                   # rates of this run (not results: timing is skipped when two runs are compared)
+                   "throughput": {
+                       "examples_per_s": round(state.examples / wall, 1) if wall else None,
                        "examples_per_update_s": round(state.examples / timing["update_s"], 1) if timing["update_s"] else None,
-                       "words_per_s": round(state.words / wall, 1) if wall else None},
+                       "words_per_s": round(state.words / wall, 1) if wall else None}},
         "device": device,
         "engine": "fast" if use_fast else "autograd",
     }

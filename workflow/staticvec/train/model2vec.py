@@ -189,7 +189,9 @@ def save_model_dir(model, target: str | os.PathLike) -> None:
     from staticvec.files import atomic_directory
 
     with atomic_directory(target, kind=MODEL_DIR_KIND) as tmp:
-        model.save_pretrained(tmp)
+        # the library's model card names the model after the folder it writes to: the target's name, not the
+        # temporary one's (which differs on every run)
+        model.save_pretrained(tmp, model_name=os.path.basename(os.fspath(target)))
 
 
 def versions(packages=("model2vec", "skeletoken", "transformers", "tokenizers", "torch")) -> dict:

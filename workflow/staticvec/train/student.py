@@ -149,12 +149,10 @@ class Student(abc.ABC):
 
     def save_model(self, path, words, teacher: dict | None = None) -> None:
         """Every trained tensor with the words and settings (``torch.load`` reads it back)."""
-        import torch
 
-        from staticvec.files import atomic_path
+        from staticvec.files import torch_save
 
         payload = {"method": self.params.method_name(), "params": asdict(self.params), "words": list(words),
                    "tables": {k: v.detach().cpu() for k, v in self.tables.items()},
                    "dense": {k: v.detach().cpu() for k, v in self.dense.items()}, "teacher": teacher}
-        with atomic_path(path) as tmp:
-            torch.save(payload, tmp)
+        torch_save(payload, path)  # the same bytes for the same payload (staticvec.files.torch_save)

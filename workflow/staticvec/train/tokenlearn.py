@@ -59,6 +59,7 @@ from typing import Sequence
 import numpy as np
 
 from staticvec.errors import InputFileError, StaticvecError
+from staticvec.files import TIMING_KEY
 
 log = logging.getLogger(__name__)
 
@@ -314,7 +315,7 @@ def distill(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnPa
     model = distill_teacher(teacher, m2v, vocabulary, offline=offline)
     check_padding(model)
     return model, {"vocabulary_words": len(vocabulary or []), "tokens": len(model.tokens),
-                   "seconds_distill": round(time.time() - started, 2)}
+                   TIMING_KEY: {"seconds_distill": round(time.time() - started, 2)}}
 
 
 def fit(model, texts: list[str], targets: np.ndarray, params: TokenlearnParams, seed: int, device: str
@@ -343,7 +344,7 @@ def fit(model, texts: list[str], targets: np.ndarray, params: TokenlearnParams, 
     if curve.interrupted and not cap.reached:  # a Ctrl-C reaching the job: stop as any job does, nothing written
         raise KeyboardInterrupt("tokenlearn: training interrupted (the library returned its best state so far)")
     return model, {"epochs": cap.started, "stopped": "max_epochs" if cap.reached else "early_stopping",
-                   "validation_losses": curve.losses, "seconds_train": round(time.time() - started, 2)}
+                   "validation_losses": curve.losses, TIMING_KEY: {"seconds_train": round(time.time() - started, 2)}}
 
 
 def train(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnParams, seed: int, device: str,
@@ -351,7 +352,17 @@ def train(teacher, texts: list[str], targets: np.ndarray, params: TokenlearnPara
     """Distil and fit in one process (the one-job path): (StaticModel, what happened)."""
     model, distilled = distill(teacher, texts, targets, params, offline=offline)
     model, trained = fit(model, texts, targets, params, seed, device)
-    return model, {**distilled, **trained}
+    return model, merge_steps(distilled, trained)
+
+
+def merge_steps(*steps: dict) -> dict:
+    """The records of the distillation and the training as one, their timings under one ``timing`` field (a plain
+    merge would keep the last step's timings only)."""
+    out, timing = {}, {}
+    for step in steps:
+        out.update({k: v for k, v in step.items() if k != TIMING_KEY})
+        timing.update(step.get(TIMING_KEY) or {})
+    return {**out, TIMING_KEY: timing}
 
 
 DISTILLED_KIND = "tokenlearn distilled model"  # the marker of its folder (staticvec.files.atomic_directory)
@@ -363,7 +374,7 @@ def save_distilled(model, target, record: dict) -> None:
     from staticvec.files import atomic_directory, write_json
 
     with atomic_directory(target, kind=DISTILLED_KIND) as tmp:
-        model.save_pretrained(tmp)
+        model.save_pretrained(tmp, model_name=Path(target).name)  # the card names the target, not the temporary folder
         write_json(Path(tmp) / DISTILLATION_RECORD, record)
 
 

@@ -20,6 +20,7 @@ import csv
 from collections import defaultdict
 
 from staticvec.errors import StaticvecError
+from staticvec.files import TIMING_KEY
 from staticvec.stats import describe
 
 NOT_RUN = "not run: data not supplied"
@@ -60,7 +61,7 @@ def summarize(results: list[dict]) -> list[dict]:
             summary[split] = {"mean": mean, "std": std, "values": values}
         summary["epochs"] = [r["best_epoch"] for r in done]
         summary["convergence"] = [seed_convergence(r) for r in done]
-        summary["train_seconds"] = [r["train_seconds"] for r in done]
+        summary[TIMING_KEY] = {"train_seconds": [(r.get(TIMING_KEY) or {}).get("train_seconds") for r in done]}
         coverage = (done[0].get("inputs") or {}).get("coverage", {}).get("test")
         if coverage:
             summary["found"], summary["total"] = coverage["found_tokens"], coverage["tokens"]
@@ -151,7 +152,7 @@ def tagging_results(summaries: list[dict]) -> dict:
             node[split] = {"score": s[split]["mean"], "sd": s[split]["std"], "values": s[split]["values"]}
         if "found" in s:
             node["found"], node["total"] = s["found"], s["total"]
-        node["best_epochs"], node["train_seconds"] = s["epochs"], s["train_seconds"]
+        node["best_epochs"], node[TIMING_KEY] = s["epochs"], s[TIMING_KEY]
         runs = s.get("convergence") or []
         node["convergence"] = {"converged": bool(runs) and all(r["converged"] for r in runs), "seeds": runs}
         results[key] = node

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from staticvec.errors import StaticvecError
+from staticvec.files import TIMING_KEY
 from staticvec.evaluate.tagging.chunk_f1 import score
 from staticvec.evaluate.tagging.data import TaskData
 from staticvec.device import DTYPES, resolve_device, resolve_dtype
@@ -288,10 +289,10 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
         improved = stopping.update(epoch + 1, dev["score"])
         curve.append({
             "epoch": epoch + 1, "lr": lr, "train_loss_per_token": total_loss / max(total_tokens, 1),
-            "dev_score": dev["score"], "seconds": round(time.perf_counter() - epoch_start, 2),
+            "dev_score": dev["score"], TIMING_KEY: {"seconds": round(time.perf_counter() - epoch_start, 2)},
         })
         log.info("epoch %d: lr %.4g, loss/token %.4f, dev %s %.4f%s (%.0f s)", epoch + 1, lr, curve[-1]["train_loss_per_token"],
-                 data.metric, dev["score"], " *" if improved else "", curve[-1]["seconds"])
+                 data.metric, dev["score"], " *" if improved else "", curve[-1][TIMING_KEY]["seconds"])
         if improved:
             best_dev_detail, best_state = dev, copy.deepcopy(model.state_dict())
         if stopping.stop:
@@ -321,7 +322,7 @@ def train_tagger(data: TaskData, inputs, config: TaggerConfig, seed: int, device
         "train_sentences": n_train,
         "tags": tagset,
         "trainable_parameters": int(sum(p.numel() for p in params)),
-        "train_seconds": round(train_seconds, 1),
+        TIMING_KEY: {"train_seconds": round(train_seconds, 1)},  # skipped when two runs are compared
         "device": str(device),
         "amp": str(amp_dtype).replace("torch.", "") if amp_dtype else None,
         "dtype": {"requested": config.dtype, "used": dtype_name, "reason": dtype_reason},
