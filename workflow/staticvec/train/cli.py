@@ -114,6 +114,12 @@ def _model2vec_job_args(p) -> None:
     p.add_argument("--online", action="store_true", help="allow downloading the teacher (default: offline)")
     add_vocab_args(p, help="the words written (word TAB count, by decreasing count): each one encoded by the model")
     _output_args(p)
+    _library_model_args(p)
+
+
+def _library_model_args(p) -> None:
+    """The library's own model directory, the device and torch's threads: the flags every job writing a Model2Vec
+    model of a teacher shares (model2vec, tokenlearn)."""
     p.add_argument("--model-dir", required=True, help="where the library's own model goes (save_pretrained)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
     p.add_argument("--threads", type=int, default=default_threads(), help="torch CPU threads (default: all allotted cores)")
@@ -143,9 +149,7 @@ def _register_tokenlearn(sub) -> None:
     p.add_argument("--online", action="store_true", help="with --teacher: allow downloading it (default: offline)")
     add_vocab_args(p, help="the words written (word TAB count, by decreasing count): each one encoded by the model")
     _output_args(p)
-    p.add_argument("--model-dir", required=True, help="where the library's own model goes (save_pretrained)")
-    p.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    p.add_argument("--threads", type=int, default=default_threads(), help="torch CPU threads (default: all allotted cores)")
+    _library_model_args(p)
     add_seed_arg(p, default=1, help=SEED_HELP)
     add_params_args(p, TokenlearnParams)
     p.set_defaults(handler=_tokenlearn)
