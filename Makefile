@@ -15,6 +15,8 @@
 #   make reference-claims publish a finished `make claims` beside the tour (results/reference/)
 #   make plan             jobs, CPU/GPU-hours, memory and disk of a config before running it
 #                         (PLAN="config/config.yaml config/paper.yaml"; runs no job)
+#   make cluster-test     the SLURM profile on a real local cluster (root, Debian's slurm packages; about
+#                         20 min): every test of tests/test_slurm_cluster.py, the tiny config's slice included
 # Every Snakemake target takes the run's arguments in SNAKEMAKE_ARGS (the same for unlock and resume
 # as for the run), e.g. `make run SNAKEMAKE_ARGS="--configfile config/paper.yaml"`, and CORES=8;
 # CONFIG=FILE adds an overlay of the default to run, dry-run, target, unlock and resume (e.g.

@@ -142,6 +142,10 @@ MAPPING = (
     Rule("claims-scale", "`make claims` runs for hours and `make reference-claims` publishes a finished claims run: "
                          "their recipes are checked with `make -n` (the target exists, its commands are the .venv's "
                          "staticvec), not run; the claims config is planned by tests/test_claims_scale.py"),
+    Rule("cluster", "starts a real SLURM cluster (root, Debian's packages, minutes): tests/test_slurm_cluster.py "
+                    "runs it; here `make cluster-test`'s recipe is checked with `make -n` (the target exists and runs "
+                    "that file) and the local cluster script's options are ones its --help lists"),
+    Rule("two-runs", "compares two runs' results: run with the tiny run as both (it must find them the same)"),
     Rule("python", "a Python one-liner: runs as written with the .venv's Python, in an empty temporary directory "
                    "(what it writes stays out of the checkout)"),
     Rule("workflow", "runs against the tiny run (SNAKEMAKE_ARGS or --configfile + tests/config/test.yaml and the "
@@ -159,6 +163,9 @@ MATCHERS = {
     "download": lambda c: c.program == "pip",
     "gpu-script": lambda c: c.program == "python" and _option_value(c.words, "--device") == "cuda",
     "claims-scale": lambda c: c.program == "make" and c.words[1:2] in (("claims",), ("reference-claims",)),
+    "cluster": lambda c: c.words[:2] == ("make", "cluster-test") or (c.program == "python" and c.words[1:2] == (
+        "tests/cluster/local_slurm.py",)),
+    "two-runs": lambda c: c.words[:3] == ("staticvec", "report", "same-outputs"),
     "python": lambda c: c.program == "python" and c.words[1:2] == ("-c",),
     "workflow": lambda c: c.program in ("make", "snakemake"),
     "staticvec": lambda c: c.program == "staticvec",
@@ -275,6 +282,15 @@ class Runner:
             starts = [line.split()[0] for line in recipe if line.strip() and not line.startswith(("\t", " ", "#"))]
             assert starts and set(starts) <= {"staticvec"}, recipe  # the .venv's command, found on make's PATH
             return None
+        if rule.name == "cluster" and command.program == "make":
+            recipe = self.recipe(["-o", f"{VENV}/.installed", f"VENV={VENV}", *words[1:]])
+            assert any("tests/test_slurm_cluster.py" in line for line in recipe), recipe
+            return None
+        if rule.name == "cluster":
+            self.check_options(command, words)
+            return None
+        if rule.name == "two-runs":
+            return self.shell(command, [*words[:3], str(self.results), str(self.results)], cwd=self.scratch())
         if rule.name == "python":
             here = self.tmp / f"python-L{command.line}"
             here.mkdir(exist_ok=True)
@@ -309,7 +325,8 @@ class Runner:
     def check_options(self, command: Command, words: list[str]) -> None:
         helped = self.shell(command, [words[0], words[1], "--help"])
         assert helped.returncode == 0, helped.stdout + helped.stderr
-        unknown = [w for w in words[2:] if w.startswith("--") and not re.search(rf"{re.escape(w)}\b", helped.stdout)]
+        own = words[2:words.index("--")] if "--" in words else words[2:]  # after `--`: the command it runs
+        unknown = [w for w in own if w.startswith("--") and not re.search(rf"{re.escape(w)}\b", helped.stdout)]
         assert not unknown, f"{command.where}: options not in {words[1]} --help: {unknown}"
 
 
