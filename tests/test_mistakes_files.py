@@ -86,7 +86,7 @@ def test_library_model_dir_refuses_a_users_folder_and_keeps_files_beside_it(tmp_
     from staticvec.train.model2vec import MODEL_DIR_KIND, save_model_dir
 
     class Model:  # what save_model_dir needs of a StaticModel
-        def save_pretrained(self, folder):
+        def save_pretrained(self, folder, **kwargs):
             (Path(folder) / "model.safetensors").write_bytes(b"weights")
 
     (tmp_path / "beside.txt").write_text("keep me")
@@ -158,7 +158,7 @@ def test_tokenlearn_distillation_refuses_a_users_folder_and_keeps_files_beside_i
     from staticvec.train.tokenlearn import DISTILLATION_RECORD, DISTILLED_KIND, save_distilled
 
     class Model:  # what save_distilled needs of a StaticModel
-        def save_pretrained(self, folder):
+        def save_pretrained(self, folder, **kwargs):
             (Path(folder) / "model.safetensors").write_bytes(b"rows")
 
     (tmp_path / "beside.txt").write_text("keep me")
