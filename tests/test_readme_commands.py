@@ -144,7 +144,8 @@ MAPPING = (
                          "staticvec), not run; the claims config is planned by tests/test_claims_scale.py"),
     Rule("cluster", "starts a real SLURM cluster (root, Debian's packages, minutes): tests/test_slurm_cluster.py "
                     "runs it; here `make cluster-test`'s recipe is checked with `make -n` (the target exists and runs "
-                    "that file) and the local cluster script's options are ones its --help lists"),
+                    "that file), the local cluster script's options are ones its --help lists, and a command that "
+                    "asks a running scheduler (staticvec plan slurm-orphans) shows its usage"),
     Rule("two-runs", "compares two runs' results: run with the tiny run as both (it must find them the same)"),
     Rule("python", "a Python one-liner: runs as written with the .venv's Python, in an empty temporary directory "
                    "(what it writes stays out of the checkout)"),
@@ -164,7 +165,7 @@ MATCHERS = {
     "gpu-script": lambda c: c.program == "python" and _option_value(c.words, "--device") == "cuda",
     "claims-scale": lambda c: c.program == "make" and c.words[1:2] in (("claims",), ("reference-claims",)),
     "cluster": lambda c: c.words[:2] == ("make", "cluster-test") or (c.program == "python" and c.words[1:2] == (
-        "tests/cluster/local_slurm.py",)),
+        "tests/cluster/local_slurm.py",)) or c.words[:3] == ("staticvec", "plan", "slurm-orphans"),
     "two-runs": lambda c: c.words[:3] == ("staticvec", "report", "same-outputs"),
     "python": lambda c: c.program == "python" and c.words[1:2] == ("-c",),
     "workflow": lambda c: c.program in ("make", "snakemake"),
@@ -285,6 +286,10 @@ class Runner:
         if rule.name == "cluster" and command.program == "make":
             recipe = self.recipe(["-o", f"{VENV}/.installed", f"VENV={VENV}", *words[1:]])
             assert any("tests/test_slurm_cluster.py" in line for line in recipe), recipe
+            return None
+        if rule.name == "cluster" and command.program == "staticvec":  # asks the scheduler: its usage only
+            helped = self.shell(command, [*words[:3], "--help"])
+            assert helped.returncode == 0, helped.stdout + helped.stderr
             return None
         if rule.name == "cluster":
             self.check_options(command, words)
