@@ -119,8 +119,9 @@ GOOD_DOCUMENT = TEXTS[0] if TEXTS else None
 
 @slow
 @pytest.mark.parametrize("name, content, fmt, rule, message", [
-    # a binary file among the texts: the tokenize job of that file stops
-    ("scan.txt", b"A zipped page\n\nPK\x03\x04\x14\x00\x00\x00\x08\x00\n", "text", "tokenize",
+    # a binary file among the texts: refused when the workflow is planned (its first lines are read in
+    # corpus.format), before any job
+    ("scan.txt", b"A zipped page\n\nPK\x03\x04\x14\x00\x00\x00\x08\x00\n", "text", "plan",
      r"scan\.txt, line 3: a binary file"),
     # every paragraph one short line (titles): nothing is left after the sentence and paragraph filters
     ("titles.txt", b"The Harbour\n\nThe Bakery\n\nThe Railway\n", "text", "prepare_corpus",
@@ -128,8 +129,9 @@ GOOD_DOCUMENT = TEXTS[0] if TEXTS else None
 ])
 def test_bad_input_stops_the_example_at_the_corpus_stage_before_any_teacher_pass(tmp_path, shared_data, name, content,
                                                                                   fmt, rule, message):
-    """The whole example's DAG is planned (every teacher pass in it); a bad input fails its corpus job with the
-    file and line, and no teacher pass over the corpus has started."""
+    """The whole example's DAG is planned (every teacher pass in it); a bad input is refused at plan time where its
+    first lines show it (no job runs), else fails its corpus job with the file and line; either way no teacher pass
+    over the corpus has started."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / name).write_bytes(content)
@@ -144,6 +146,10 @@ def test_bad_input_stops_the_example_at_the_corpus_stage_before_any_teacher_pass
     }))
     result = snakemake(configfiles=[EXAMPLE, override], check=False)
     assert result.returncode != 0
+    if rule == "plan":
+        assert re.search(message, result.stderr), result.stderr[-2000:]
+        assert not (results / "logs").exists() and not (results / "corpus").exists()  # no job ran
+        return
     command = "staticvec corpus tokenize" if rule == "tokenize" else "staticvec corpus prepare"
     assert re.search(f"{command} .* returned non-zero exit status 2", result.stdout + result.stderr)  # the failed job
     (log,) = (results / "logs" / "corpus").rglob(f"{'tokenize/*' if rule == 'tokenize' else 'prepare'}.log")
