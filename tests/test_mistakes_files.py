@@ -107,14 +107,20 @@ def test_library_model_dir_refuses_a_users_folder_and_keeps_files_beside_it(tmp_
         save_model_dir(Model(), tmp_path / "export")
 
 
-def test_train_library_job_refuses_its_model_dir_before_reading_anything(tmp_path, capsys):
+@pytest.mark.parametrize("job", [
+    lambda tmp: ["train", "model2vec", "--teacher", "minilm", "--vocab", str(tmp / "absent.tsv"),
+                 "--out", str(tmp / "v.npy"), "--model-dir", str(tmp / "mine")],
+    lambda tmp: ["train", "tokenlearn-distill", "--teacher", "minilm", "--shards", str(tmp / "absent.tsv.gz"),
+                 "--features", str(tmp / "absent"), "--out", str(tmp / "mine")],
+], ids=["model2vec --model-dir", "tokenlearn-distill --out"])
+def test_a_library_job_refuses_its_folder_before_reading_anything(tmp_path, capsys, job):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "a.txt").write_text("a")
-    code = main(["train", "model2vec", "--teacher", "minilm", "--vocab", str(tmp_path / "absent.tsv"),
-                 "--out", str(tmp_path / "v.npy"), "--model-dir", str(tmp_path / "mine")])
+    code = main(job(tmp_path))
     assert code == 2
     assert "mine: folder exists and was not written by staticvec" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
+    assert _tree(tmp_path / "mine") == {"a.txt": b"a"}
 
 
 def test_wikiextractor_folder_refuses_a_users_folder_before_extracting(tmp_path):
@@ -172,13 +178,3 @@ def test_tokenlearn_distillation_refuses_a_users_folder_and_keeps_files_beside_i
     with pytest.raises(StaticvecError, match="user: folder exists and was not written by staticvec"):
         save_distilled(Model(), tmp_path / "user", {"step": "distillation"})
     assert _tree(tmp_path / "user") == {"notes.md": b"mine"}
-
-
-def test_tokenlearn_distill_job_refuses_its_folder_before_reading_anything(tmp_path, capsys):
-    (tmp_path / "mine").mkdir()
-    (tmp_path / "mine" / "a.txt").write_text("a")
-    code = main(["train", "tokenlearn-distill", "--teacher", "minilm", "--shards", str(tmp_path / "absent.tsv.gz"),
-                 "--features", str(tmp_path / "absent"), "--out", str(tmp_path / "mine")])
-    assert code == 2
-    assert "mine: folder exists and was not written by staticvec" in capsys.readouterr().err
-    assert _tree(tmp_path / "mine") == {"a.txt": b"a"}

@@ -22,7 +22,6 @@ from typing import IO, Iterator
 from staticvec.errors import InputFileError, StaticvecError
 
 
-
 def _gzip_open(path, mode: str = "rb", compresslevel: int = 9, encoding=None, errors=None, newline=None):
     """gzip.open, but a file written is the same bytes for the same content: its header carries no name (the
     temporary file's, under atomic_open) and mtime 0, so a shard's sha256 is a hash of its content."""
