@@ -31,3 +31,21 @@ def slow(pid_file: str, worker: int, n_workers: int):
         time.sleep(0.05)
         yield i
         i += n_workers
+
+
+def log_job(folder: str, job) -> None:
+    """A job of the worker-jobs tests: appended to ``folder/<pid>`` (which worker ran which jobs, in order)."""
+    with open(os.path.join(folder, str(os.getpid())), "a") as fh:
+        fh.write(f"{job}\n")
+
+
+def job_fails_at(bad, job) -> None:
+    """A job that raises on ``bad``."""
+    if job == bad:
+        raise KeyError(f"no job {job}")
+
+
+def job_dies_at(bad, job) -> None:
+    """A job whose worker exits without a word on ``bad`` (a kill, say)."""
+    if job == bad:
+        os._exit(4)

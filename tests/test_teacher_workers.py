@@ -1,11 +1,13 @@
 """A pass's host work in worker processes: the same files byte for byte as the serial pass whatever the number
-of workers, resumed or not; workers' items in order, their errors raised with their tracebacks, none left
+of workers, resumed or not, written by the workers from shared memory (or here where it is short); workers'
+items in order, the jobs sent back run in order, their errors raised with their tracebacks, none left
 running; the Rust tokenizer called directly gives the tokenizer's own pieces; a worker's share of the parts
 is the serial reader's parts."""
 
 import multiprocessing
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -164,6 +166,133 @@ def test_closing_early_stops_the_workers(tmp_path):
             time.sleep(0.05)
         else:
             pytest.fail(f"worker {k} (pid {pid}) still runs")
+
+
+def test_workers_run_the_jobs_sent_back_in_order_and_end_when_told(tmp_path):
+    workers = OrderedWorkers(wf.squares, (6, None), 2, consume=wf.log_job, consume_args=(str(tmp_path),))
+    with workers:
+        for i, _, k in workers:  # each item's job back to the worker that made it, as the part writer does
+            workers.submit(k, f"job-{i}")
+        for k in range(2):
+            for _ in range(3):
+                workers.reply(k)
+        pids = [p.pid for p in workers.processes]
+        workers.finish(grace=30)
+    assert multiprocessing.active_children() == []
+    logs = {int(f.name): f.read_text().split() for f in tmp_path.iterdir()}
+    assert logs == {pids[0]: ["job-0", "job-2", "job-4"], pids[1]: ["job-1", "job-3", "job-5"]}
+
+
+def test_a_failing_job_is_raised_at_its_reply_with_the_workers_traceback():
+    with OrderedWorkers(wf.squares, (4, None), 1, consume=wf.job_fails_at, consume_args=("b",)) as workers:
+        items = iter(workers)
+        next(items)
+        workers.submit(0, "a")
+        workers.submit(0, "b")
+        workers.reply(0)  # a: done
+        with pytest.raises(KeyError, match="no job b") as caught:
+            workers.reply(0)
+        assert "teacher_worker_fixtures.py" in str(caught.value.__cause__)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_worker_that_dies_in_a_job_is_an_error_not_a_lost_file():
+    with OrderedWorkers(wf.squares, (4, None), 2, consume=wf.job_dies_at, consume_args=("x",)) as workers:
+        next(iter(workers))
+        workers.submit(1, "x")
+        with pytest.raises(StaticvecError, match="host worker 1 died"):
+            workers.reply(1)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_write_waiting_goes_before_the_next_parts_preparation():
+    import threading
+
+    from staticvec.teacher.pipeline import _Turns
+
+    turns, order = _Turns(), []
+
+    def write():
+        with turns.writing():
+            order.append("write starts")
+            time.sleep(0.2)
+            order.append("write ends")
+
+    with turns.preparing():
+        writer = threading.Thread(target=write)
+        writer.start()
+        time.sleep(0.2)
+        order.append("part 1 prepared")  # the write waited for it
+    with turns.preparing():  # at once: without the writes' priority this thread would take the turn again first
+        order.append("part 2 prepared")
+    writer.join()
+    assert order == ["part 1 prepared", "write starts", "write ends", "part 2 prepared"]
+
+
+def shm_blocks():
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
+def test_shared_arrays_come_back_as_put_and_a_larger_part_gets_a_larger_block():
+    from staticvec.teacher.pipeline import SharedArrays, shared_arrays
+
+    before = shm_blocks()
+    rng = np.random.default_rng(1)
+    arrays = {"word_vectors.12": rng.standard_normal((7, 5)).astype(np.float16), "empty": np.zeros((0, 4), np.int64),
+              "mask": rng.random(9) < 0.5, "scalar": np.array(3, np.int16),
+              "strided": np.arange(20, dtype=np.int32).reshape(4, 5)[:, ::2], "big": np.arange(50_000, dtype=np.float64)}
+    block = SharedArrays()
+    try:
+        name, layout = block.put(arrays)
+        with shared_arrays(name, layout) as got:
+            assert list(got) == list(arrays)
+            for key, array in arrays.items():
+                assert got[key].dtype == array.dtype and got[key].shape == array.shape, key
+                assert got[key].tobytes() == np.ascontiguousarray(array).tobytes(), key
+        assert block.put({"small": np.ones(3)})[0] == name  # reused
+        larger, _ = block.put({"big": np.zeros(200_000)})
+        assert larger != name and name.lstrip("/") not in shm_blocks()  # replaced, the old one unlinked
+        with pytest.raises(ValueError, match="object arrays"):
+            block.put({"words": np.array(["a", None], dtype=object)})
+    finally:
+        block.release()
+    assert shm_blocks() <= before
+
+
+def test_the_part_files_are_written_by_the_workers_not_by_the_process_that_drives_the_teacher(bert, tmp_path,
+                                                                                             monkeypatch):
+    from staticvec.teacher import store
+
+    shard = random_shard(tmp_path / "s.tsv.gz", seed=2)
+    spec = FeatureSpec(**PASSES["ase"])
+    kwargs = dict(vocab=small_vocab(), part_sentences=6, batch_tokens=40, progress=False, ase_checkpoint_seconds=0)
+    serial = write_shard_features(bert, shard, tmp_path / "serial", spec, **kwargs)
+    here = []
+    save = store._save_npz
+    monkeypatch.setattr(store, "_save_npz", lambda path, arrays: (here.append(Path(path).name), save(path, arrays)))
+    before = shm_blocks()
+    got = write_shard_features(bert, shard, tmp_path / "workers", spec, host_workers=2, **kwargs)
+    assert got["parts"] == serial["parts"] and stored(tmp_path / "workers") == stored(tmp_path / "serial")
+    assert [n for n in here if n.startswith("ase-")] and not [n for n in here if n.startswith("part-")], here
+    assert len(list((tmp_path / "workers/parts").glob("part-*.npz"))) == len(serial["parts"])  # the workers wrote them
+    assert shm_blocks() <= before  # every block unlinked
+    assert multiprocessing.active_children() == []
+
+
+def test_short_shared_memory_writes_the_parts_here_with_a_warning_and_the_same_files(bert, tmp_path, monkeypatch,
+                                                                                      caplog):
+    from staticvec.teacher import pipeline
+
+    shard = random_shard(tmp_path / "s.tsv.gz", seed=4)
+    spec = FeatureSpec(**PASSES["sentence"])
+    kwargs = dict(vocab=small_vocab(), part_sentences=7, batch_tokens=40, progress=False)
+    write_shard_features(bert, shard, tmp_path / "serial", spec, overlap=False, **kwargs)
+    monkeypatch.setattr(pipeline, "shared_memory_free", lambda folder="/dev/shm": 1000)  # a container's, nearly full
+    with caplog.at_level("WARNING"):
+        write_shard_features(bert, shard, tmp_path / "short", spec, host_workers=2, **kwargs)
+    assert stored(tmp_path / "short") == stored(tmp_path / "serial")
+    assert "shared memory" in caplog.text and "are free in /dev/shm" in caplog.text
+    assert multiprocessing.active_children() == []
 
 
 # ---------------------------------------------------------------- the pieces and the parts

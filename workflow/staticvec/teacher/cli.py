@@ -98,7 +98,8 @@ def register(subparsers) -> None:
                    help="read and tokenise the next part and write the last one in background threads while a part "
                         "is computed (auto: on a GPU); the files are the same either way")
     p.add_argument("--host-workers", type=_host_workers, default="auto", metavar="N|auto",
-                   help="worker processes that read, tokenise and index the shard, feeding the teacher in order "
+                   help="worker processes that read, tokenise and index the shard, feeding the teacher in order, "
+                        "and write the part files from shared memory "
                         "(auto: on a GPU the job's threads, OMP_NUM_THREADS as Snakemake sets it, else the usable "
                         "cores; on the CPU 0, all in this process); the files are the same whatever the number")
     p.add_argument("--vector-dtype", choices=["float16", "float32"], default="float16",

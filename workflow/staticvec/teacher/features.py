@@ -555,17 +555,25 @@ class FeatureExtractor:
                       ) -> Iterator[tuple[Part, dict[str, np.ndarray]]]:
         """``(part, arrays)`` for the parts ``start_part`` … ``stop_part`` (excluded; None: to the end) of a
         shard, in order. ``host_workers`` >= 1: the parts are read and prepared in that many worker processes
-        (:func:`prepared_parts`; the parts then hold their index only), else here (``overlap``: in a thread,
+        (:meth:`prepare_in_workers`; the parts then hold their index only), else here (``overlap``: in a thread,
         :meth:`extract_parts`). The arrays are the same either way, byte for byte."""
         spec = self.spec
         if host_workers < 1:
             parts = iter_parts(shard, spec.context, part_sentences, start_part, spec.sentences, stop_part=stop_part)
             yield from self.extract_parts(parts, overlap)
             return
-        args = (self.preparer, str(shard), part_sentences, start_part, stop_part)
-        with OrderedWorkers(prepared_parts, args, host_workers, name="staticvec-prepare") as workers:
+        with self.prepare_in_workers(shard, part_sentences, start_part, stop_part, host_workers) as workers:
             for prepared in workers:
                 yield prepared.part, self.compute(prepared)
+
+    def prepare_in_workers(self, shard, part_sentences: int, start_part: int, stop_part: int | None, n_workers: int,
+                           consume=None, consume_args: tuple = ()) -> OrderedWorkers:
+        """The shard's parts ``start_part`` … ``stop_part`` prepared in ``n_workers`` processes
+        (:func:`prepared_parts`), in order, for :meth:`compute`; ``consume`` runs there on the jobs sent back
+        (the finished parts' files: :class:`~staticvec.teacher.store.WorkerPartWriter`)."""
+        args = (self.preparer, str(shard), part_sentences, start_part, stop_part)
+        return OrderedWorkers(prepared_parts, args, n_workers, name="staticvec-prepare", consume=consume,
+                              consume_args=consume_args)
 
     # --------------------------------------------------------- device side
     def compute(self, prepared: PreparedPart) -> dict[str, np.ndarray]:

@@ -7,7 +7,9 @@ the host work around it (``benchmarks/README.md``), so the host work is taken of
 - :class:`OrderedWorkers`: parts are read, tokenised and indexed in worker processes (as many as the
   job's host cores, ``--host-workers``), each preparing every n-th part, and handed to the device in
   order; a part travels as a few flat numpy buffers (pickle protocol 5, out of band), never as Python
-  lists of words;
+  lists of words. The workers also write the finished parts (``consume``): the device's outputs are
+  copied into a shared-memory block (:class:`SharedArrays`) that a worker writes the file from, so the
+  process driving the device only copies; a worker takes turns between the two jobs (one core's work);
 - :func:`lookahead` (without workers): the next part is prepared in a background thread while the
   current one runs (the Rust tokenizer and numpy release the GIL);
 - :class:`BackgroundWriter`: a finished part is written in a background thread, in order, while the
@@ -31,10 +33,13 @@ import logging
 import multiprocessing
 import os
 import pickle
+import threading
 import time
 import traceback
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
+from multiprocessing import shared_memory
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -248,28 +253,104 @@ class RemoteTraceback(Exception):
         return self.args[0]
 
 
-def _worker_main(conn, produce: Callable, args: tuple, worker: int, n_workers: int) -> None:
+class _Turns:
+    """A worker's two threads (the parts it prepares, the files it writes) take turns on its core: never both
+    at once, so that a worker is one core's work, and a write that waits goes before the next part's
+    preparation (its block is what the driving process waits for)."""
+
+    def __init__(self):
+        self.turn = threading.Condition()
+        self.count = threading.Lock()
+        self.writes_waiting = 0
+
+    @contextmanager
+    def preparing(self):
+        with self.turn:
+            self.turn.wait_for(lambda: self.writes_waiting == 0)
+            yield
+
+    @contextmanager
+    def writing(self):
+        with self.count:
+            self.writes_waiting += 1
+        with self.turn:
+            try:
+                yield
+            finally:
+                with self.count:
+                    self.writes_waiting -= 1
+                self.turn.notify_all()
+
+
+def _failure(exc: BaseException) -> tuple[BaseException, str]:
+    """An exception and its traceback as they can cross to the parent (one that does not pickle goes back as its
+    message, of its kind)."""
+    text = traceback.format_exc()
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:  # noqa: BLE001 - any exception that does not round-trip
+        exc = (StaticvecError if isinstance(exc, StaticvecError) else RuntimeError)(
+            str(exc) if isinstance(exc, StaticvecError) else f"{type(exc).__name__}: {exc}")
+    return exc, text
+
+
+def _consume_jobs(jobs, consume: Callable, consume_args: tuple, turns: _Turns) -> None:
+    """A worker's job thread: ``consume(*consume_args, job)`` for each job the parent sends, in order, each
+    acknowledged; ``None`` (or the parent gone) ends it; a failure goes back with its traceback and ends it."""
+    while True:
+        try:
+            message = recv_message(jobs)
+        except (EOFError, OSError):  # the parent closed its end or is gone
+            return
+        if message is None:
+            return
+        try:
+            with turns.writing():
+                consume(*consume_args, message)
+            reply = ("done", None)
+        except BaseException as exc:  # noqa: BLE001 - every failure (a full disk, say) goes back to the parent
+            reply = ("error", _failure(exc))
+        try:
+            send_message(jobs, reply)
+        except (BrokenPipeError, OSError):
+            return
+        if reply[0] == "error":
+            return
+
+
+def _worker_main(conn, produce: Callable, args: tuple, worker: int, n_workers: int, jobs=None,
+                 consume: Callable | None = None, consume_args: tuple = ()) -> None:
     """A worker process: ``produce(*args, worker, n_workers)``'s items through ``conn``, then ``done``; an
-    exception goes back with its traceback (and the worker exits)."""
+    exception goes back with its traceback (and the worker exits). With ``jobs``, a thread runs the parent's
+    jobs meanwhile (:func:`_consume_jobs`), taking turns with the items; the worker ends once the parent says
+    there are no more."""
     # one core per worker: the tokenizer's own thread pool would oversubscribe the job's cores (same pieces)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    turns = _Turns() if jobs is not None else None
+    consumer = None
+    if jobs is not None:
+        consumer = threading.Thread(target=_consume_jobs, args=(jobs, consume, consume_args, turns),
+                                    name="staticvec-jobs", daemon=True)
+        consumer.start()
+    end = object()
     try:
-        for item in produce(*args, worker, n_workers):
-            send_message(conn, ("item", item))
+        items = iter(produce(*args, worker, n_workers))
+        while True:
+            with turns.preparing() if turns else nullcontext():
+                item = next(items, end)
+            if item is end:
+                break
+            send_message(conn, ("item", item))  # (not in a turn: the jobs go on while the parent is busy)
         send_message(conn, ("done", None))
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
-        text = traceback.format_exc()
         try:
-            pickle.loads(pickle.dumps(exc))
-        except Exception:  # noqa: BLE001 - one that does not round-trip goes back as its message, of its kind
-            exc = (StaticvecError if isinstance(exc, StaticvecError) else RuntimeError)(
-                str(exc) if isinstance(exc, StaticvecError) else f"{type(exc).__name__}: {exc}")
-        try:
-            send_message(conn, ("error", (exc, text)))
+            send_message(conn, ("error", _failure(exc)))
         except (BrokenPipeError, OSError):  # the parent is gone
             pass
     finally:
         conn.close()
+    if consumer is not None:  # (after a failure too: the jobs sent before it finish, until the parent closes)
+        consumer.join()
 
 
 class OrderedWorkers:
@@ -283,29 +364,44 @@ class OrderedWorkers:
     cause; a worker that dies raises a :class:`StaticvecError`. Closing (the end of a ``with``, the
     iterator closed, an exception of the caller's) terminates and joins every worker: none outlives it.
 
-    Processes are spawned (not forked): the parent may hold CUDA, OpenMP and tokenizer threads, which a
-    fork would copy in an undefined state; ``produce`` and ``args`` must pickle."""
+    With ``consume``, the workers also run jobs the caller sends back (:meth:`submit`): worker ``k`` runs
+    ``consume(*consume_args, job)`` for each of its jobs, in order, taking turns with its items, and
+    acknowledges each (:meth:`reply`); the workers then stay until :meth:`finish` says there are no more
+    jobs, or :meth:`close` stops them (the end of the ``with``: the iterator's end or an error leaves them
+    for their jobs).
 
-    def __init__(self, produce: Callable, args: tuple, n_workers: int, name: str = "staticvec-host"):
+    Processes are spawned (not forked): the parent may hold CUDA, OpenMP and tokenizer threads, which a
+    fork would copy in an undefined state; ``produce``, ``args``, ``consume`` and ``consume_args`` must
+    pickle."""
+
+    def __init__(self, produce: Callable, args: tuple, n_workers: int, name: str = "staticvec-host",
+                 consume: Callable | None = None, consume_args: tuple = ()):
         if n_workers < 1:
             raise StaticvecError(f"host workers: {n_workers}, expected at least 1")
         context = multiprocessing.get_context("spawn")
         self.n = n_workers
-        self.conns, self.processes = [], []
+        self.conns, self.processes, self.jobs = [], [], []
         try:
             for k in range(n_workers):
                 parent, child = context.Pipe(duplex=False)
-                process = context.Process(target=_worker_main, args=(child, produce, args, k, n_workers),
-                                          name=f"{name}-{k}", daemon=True)
+                jobs_here = jobs_there = None
+                if consume is not None:
+                    jobs_here, jobs_there = context.Pipe(duplex=True)
+                process = context.Process(target=_worker_main, name=f"{name}-{k}", daemon=True,
+                                          args=(child, produce, args, k, n_workers, jobs_there, consume, consume_args))
                 process.start()
                 child.close()
                 self.conns.append(parent)
                 self.processes.append(process)
+                if jobs_there is not None:
+                    jobs_there.close()
+                    self.jobs.append(jobs_here)
         except BaseException:
             self.close()
             raise
 
     def __iter__(self) -> Iterator:
+        finished = False
         try:
             j = 0
             while True:
@@ -313,19 +409,59 @@ class OrderedWorkers:
                 try:
                     kind, payload = recv_message(self.conns[k])
                 except (EOFError, OSError):
-                    self.processes[k].join(5)
-                    raise StaticvecError(f"host worker {k} died (exit code {self.processes[k].exitcode}) before "
-                                         f"item {j}: killed for memory? see the job's log") from None
-                if kind == "done":  # the others are at the end of their input too: they exit by themselves
-                    self.close(grace=10.0)
-                    return
+                    raise self._died(k, f"before item {j}") from None
+                if kind == "done":  # the others are at the end of their input too
+                    finished = True
+                    if not self.jobs:  # they exit by themselves
+                        self.close(grace=10.0)
+                    return  # (with jobs, the workers stay for them: finish() or close())
                 if kind == "error":
                     exc, text = payload
                     raise exc from RemoteTraceback(f"in host worker {k}:\n{text}")
                 yield payload
                 j += 1
         finally:
-            self.close()
+            if not finished and not self.jobs:  # (with jobs, the owner closes: the jobs sent may still finish)
+                self.close()
+
+    def _died(self, k: int, when: str) -> StaticvecError:
+        self.processes[k].join(5)
+        return StaticvecError(f"host worker {k} died (exit code {self.processes[k].exitcode}) {when}: killed for "
+                              "memory? see the job's log")
+
+    def submit(self, k: int, job) -> None:
+        """Send ``job`` to worker ``k`` (run there after the jobs sent before it)."""
+        try:
+            send_message(self.jobs[k], job)
+        except (BrokenPipeError, OSError):
+            raise self._died(k, "with jobs to run") from None
+
+    def reply(self, k: int) -> None:
+        """Wait for worker ``k`` to finish its oldest job not yet replied; its exception is raised here."""
+        try:
+            kind, payload = recv_message(self.jobs[k])
+        except (EOFError, OSError):
+            raise self._died(k, "with jobs running") from None
+        if kind == "error":
+            exc, text = payload
+            raise exc from RemoteTraceback(f"in host worker {k}'s jobs:\n{text}")
+
+    def replied(self, k: int, timeout: float = 0.0) -> bool:
+        """Whether worker ``k`` has a reply waiting (:meth:`reply` would not block), within ``timeout`` seconds."""
+        try:
+            return self.jobs[k].poll(timeout)
+        except (EOFError, OSError):  # gone: reply() says so
+            return True
+
+    def finish(self, grace: float = 60.0) -> None:
+        """No more jobs: the workers end once theirs are done (replies the caller has not read are dropped); those
+        still running after ``grace`` seconds are terminated."""
+        for conn in self.jobs:
+            try:
+                send_message(conn, None)
+            except (BrokenPipeError, OSError):  # that worker is gone: close() reports nothing more of it
+                pass
+        self.close(grace)
 
     def close(self, grace: float = 0.0) -> None:
         """Stop every worker (those still running after ``grace`` seconds are terminated) and wait for them."""
@@ -339,12 +475,87 @@ class OrderedWorkers:
             if process.is_alive():  # pragma: no cover - ignored SIGTERM
                 process.kill()
                 process.join()
-        for conn in self.conns:
+        for conn in self.conns + self.jobs:
             conn.close()
-        self.processes, self.conns = [], []
+        self.processes, self.conns, self.jobs = [], [], []
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+
+# ---------------------------------------------------------------- shared memory
+
+
+def shared_memory_free(folder: str = "/dev/shm") -> int | None:
+    """Bytes free for shared memory (``/dev/shm`` on Linux; None where it cannot be told)."""
+    try:
+        stat = os.statvfs(folder)
+    except OSError:
+        return None
+    return stat.f_bavail * stat.f_frsize
+
+
+class SharedMemoryShort(StaticvecError):
+    """Less shared memory free than a block needs (a container's 64 MB ``/dev/shm``, say)."""
+
+
+class SharedArrays:
+    """Numpy arrays copied into one named shared-memory block, for another process to read where they lie
+    (:func:`shared_arrays`): the block is reused from one put to the next and replaced by a larger one (a
+    quarter more than asked) when a put needs more. The caller puts again only once the reader is done with
+    the last put. :meth:`release` unlinks it (a reader's mapping stays valid until the reader closes it)."""
+
+    ALIGN = 64  # each array's start (cache lines; every dtype's alignment)
+
+    def __init__(self):
+        self.block: shared_memory.SharedMemory | None = None
+
+    def put(self, arrays: dict[str, np.ndarray]) -> tuple[str, list]:
+        """Copy ``arrays`` in; returns the block's name and the layout :func:`shared_arrays` reads."""
+        arrays = {name: np.asarray(array) for name, array in arrays.items()}
+        layout, end = [], 0
+        for name, array in arrays.items():
+            if array.dtype.hasobject:
+                raise ValueError(f"{name}: object arrays do not go into shared memory")
+            layout.append((name, end, array.shape, array.dtype))
+            end += -(-array.nbytes // self.ALIGN) * self.ALIGN
+        if self.block is None or self.block.size < end:
+            self.release()
+            size = max(end + end // 4, 1 << 16)
+            free = shared_memory_free()
+            if free is not None and free < size:
+                raise SharedMemoryShort(f"shared memory: a block of {size / 1e6:.1f} MB is asked, {free / 1e6:.1f} MB "
+                                        "are free in /dev/shm")
+            self.block = shared_memory.SharedMemory(create=True, size=size)
+        for (_, start, shape, dtype), array in zip(layout, arrays.values()):
+            view = np.ndarray(shape, dtype, buffer=self.block.buf, offset=start)
+            view[...] = array
+            del view  # (a view left would keep the block from closing)
+        return self.block.name, layout
+
+    def release(self) -> None:
+        if self.block is not None:
+            self.block.close()
+            self.block.unlink()
+            self.block = None
+
+
+_OPEN_BLOCKS: dict[str, shared_memory.SharedMemory] = {}  # a reader's mapped blocks, oldest first
+
+
+@contextmanager
+def shared_arrays(name: str, layout: list, keep: int = 4) -> Iterator[dict[str, np.ndarray]]:
+    """The arrays a :meth:`SharedArrays.put` gave ``name`` and ``layout`` for, read where they lie (valid inside
+    the ``with`` only). The reader keeps the last ``keep`` blocks mapped (a writer reuses its blocks)."""
+    block = _OPEN_BLOCKS.pop(name, None) or shared_memory.SharedMemory(name=name)
+    _OPEN_BLOCKS[name] = block  # (now the newest)
+    arrays = {array: np.ndarray(shape, dtype, buffer=block.buf, offset=start) for array, start, shape, dtype in layout}
+    try:
+        yield arrays
+    finally:
+        arrays.clear()
+        while len(_OPEN_BLOCKS) > keep:
+            _OPEN_BLOCKS.pop(next(iter(_OPEN_BLOCKS))).close()

@@ -11,7 +11,8 @@ Layout of one shard's features (``OUT`` is a directory)::
                                word_list (the vocabulary ids ASE covers: every word, or the given list)
     OUT/ase_sums.npy           their sums (layers+1, n, d) float32, layer-major: readers map one layer
 
-Every file is written atomically. An interrupted job restarts at the first part without a file, or
+Every file is written atomically (with host workers, by the workers: :class:`WorkerPartWriter`). An
+interrupted job restarts at the first part without a file, or
 with ASE sums at the part after their newest checkpoint (the parts after it are computed again and
 come out the same), so a resumed shard equals an uninterrupted one. ASE sums are checkpointed by
 time, not after every part: they hold every layer of every word met (40 KB a word for BERT-base), and
@@ -30,6 +31,8 @@ import logging
 import os
 import time
 import zipfile
+from collections import deque
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Iterator
 
@@ -39,7 +42,7 @@ from staticvec.errors import InputFileError
 from staticvec.files import TIMING_KEY, atomic_path, read_json, sha256_of, write_json
 from staticvec.corpus.shards import iter_lines
 from staticvec.teacher.features import FeatureExtractor, FeatureSpec, iter_parts
-from staticvec.teacher.pipeline import BackgroundWriter
+from staticvec.teacher.pipeline import BackgroundWriter, SharedArrays, SharedMemoryShort, shared_arrays
 
 log = logging.getLogger(__name__)
 
@@ -145,28 +148,152 @@ def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None,
     started, n_new, pieces = time.time(), 0, 0
     truncated = 0
     stop = None if max_parts is None else start + max_parts
-    parts = extractor.extract_shard(shard, part_sentences, start, stop, host_workers, overlap)
     checkpointed, last_part = time.time(), None  # the last ASE checkpoint; the last part computed, unless checkpointed
-    # with workers, parts come faster than one thread writes them: two (a part's CRC and writes release the GIL)
-    with BackgroundWriter(background=overlap or host_workers > 0, threads=2 if host_workers >= 2 else 1) as writer:
+    with ExitStack() as stack:
+        if host_workers >= 1:  # prepared and written in the workers; computed here
+            workers = stack.enter_context(extractor.prepare_in_workers(
+                shard, part_sentences, start, stop, host_workers, consume=_write_shared_part,
+                consume_args=(str(parts_dir),)))
+            writer = stack.enter_context(WorkerPartWriter(workers, parts_dir))
+            parts = ((prepared.part, extractor.compute(prepared)) for prepared in workers)
+        else:
+            writer = stack.enter_context(PartWriter(parts_dir, background=overlap))
+            parts = extractor.extract_shard(shard, part_sentences, start, stop, overlap=overlap)
         for part, arrays in parts:
             truncated += extractor.n_truncated
             pieces += int(arrays["word_pieces"].sum())
             ase = None
             if spec.ase and time.time() - checkpointed >= ase_checkpoint_seconds:
                 ase, checkpointed = extractor.ase_state(), time.time()  # the sums through this part, taken now
-            writer.submit(_write_part, parts_dir, part.index, arrays, ase, after_all=ase is not None)
+            writer.write(part.index, arrays, ase)
             last_part = part.index if ase is None else None
             n_new += 1
             bar.update(len(arrays["sentence_records"]))
         if max_parts is not None and n_new >= max_parts:
+            writer.close()
             bar.close()
             return {}
         if spec.ase and last_part is not None:
-            writer.submit(_write_part, parts_dir, last_part, None, extractor.ase_state(), after_all=True)
+            writer.write(last_part, None, extractor.ase_state())
+        writer.close()
     bar.close()
     elapsed = time.time() - started
     return _finish(out_dir, plan, extractor, teacher, spec, vocab, elapsed, pieces, n_new, truncated)
+
+
+class PartWriter:
+    """Part files written by this process: in a background thread (``background``: while the next part is
+    computed), in order, an ASE checkpoint after every part it covers."""
+
+    def __init__(self, parts_dir: Path, background: bool = True):
+        self.parts_dir = parts_dir
+        self.threads = BackgroundWriter(background=background)
+
+    def write(self, index: int, arrays: dict[str, np.ndarray] | None, ase: dict | None) -> None:
+        """Part ``index``'s file (``arrays``), then the ASE sums through it where given (:func:`_write_part`)."""
+        self.threads.submit(_write_part, self.parts_dir, index, arrays, ase, after_all=ase is not None)
+
+    def close(self) -> None:
+        """Wait for every file (raising the first failure)."""
+        self.threads.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.threads.__exit__(*exc)
+
+
+class WorkerPartWriter(PartWriter):
+    """Part files written by the host workers (:meth:`FeatureExtractor.prepare_in_workers` with
+    :func:`_write_shared_part`): a part's arrays are copied into a shared-memory block that a worker writes the
+    file from, so that the process driving the device only copies them; the CRC and the writes, most of a
+    part's host work after the device, are the workers' (``benchmarks/README.md``). Each worker has two blocks
+    (one written while the next is filled) and takes the parts in turn. An ASE checkpoint is written here,
+    once every part it covers is on disk. Where shared memory is short (a container's 64 MB ``/dev/shm``),
+    parts are written here instead, with a warning."""
+
+    BLOCKS = 2
+
+    def __init__(self, workers, parts_dir: Path):
+        super().__init__(parts_dir)
+        self.workers = workers
+        self.blocks = [[SharedArrays() for _ in range(self.BLOCKS)] for _ in range(workers.n)]
+        self.busy: list[deque[int]] = [deque() for _ in range(workers.n)]  # blocks sent, oldest first
+        self.turn = 0
+        self.short = False
+
+    def write(self, index: int, arrays: dict[str, np.ndarray] | None, ase: dict | None) -> None:
+        if arrays is not None and not self.short:
+            self._send(index, arrays)
+            arrays = None
+        if arrays is not None or ase is not None:
+            if ase is not None:
+                self._wait()
+            super().write(index, arrays, ase)
+
+    def _send(self, index: int, arrays: dict[str, np.ndarray]) -> None:
+        k, self.turn = self.turn, (self.turn + 1) % self.workers.n
+        busy = self.busy[k]
+        while busy and (len(busy) == self.BLOCKS or self.workers.replied(k)):  # (a failure there raised soon)
+            self.workers.reply(k)
+            busy.popleft()
+        block = next(b for b in range(self.BLOCKS) if b not in busy)
+        try:
+            name, layout = self.blocks[k][block].put(arrays)
+        except SharedMemoryShort as exc:
+            log.warning("%s; part files are written by the process that drives the teacher from here on", exc)
+            self.short = True
+            super().write(index, arrays, None)
+            return
+        self.workers.submit(k, (index, name, layout))
+        busy.append(block)
+
+    def _wait(self) -> None:
+        """Until every part sent is on disk."""
+        for k, busy in enumerate(self.busy):
+            while busy:
+                self.workers.reply(k)
+                busy.popleft()
+
+    def close(self) -> None:
+        try:
+            self._wait()
+            super().close()
+            self.workers.finish()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        for blocks in self.blocks:
+            for block in blocks:
+                block.release()
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            self.close()
+            return
+        # the caller's exception wins; the parts sent before it are still written (a resumed job starts after
+        # them) where their workers answer within a minute; then the workers are stopped (the files are atomic)
+        deadline = time.monotonic() + 60.0
+        try:
+            for k, busy in enumerate(self.busy):
+                while busy and self.workers.replied(k, max(0.0, deadline - time.monotonic())):
+                    try:
+                        self.workers.reply(k)
+                    except Exception:  # noqa: BLE001 - secondary to the one being raised
+                        break
+                    busy.popleft()
+            super().__exit__(*exc)
+        finally:
+            self._release()
+
+
+def _write_shared_part(parts_dir: str, job: tuple) -> None:
+    """In a host worker: the part file of a :class:`WorkerPartWriter` job, from its shared-memory block."""
+    index, name, layout = job
+    with shared_arrays(name, layout) as arrays:
+        _save_npz(Path(parts_dir) / f"part-{index:05d}.npz", arrays)
 
 
 def _kept_with_tokens(line: str) -> bool:
@@ -195,7 +322,8 @@ def _ase_checkpoint(parts_dir: Path, n_done: int) -> int | None:
 
 
 def _finished_parts(parts_dir: Path) -> list[Path]:
-    """Finished parts in order; a gap (should not happen) ends the list."""
+    """Finished parts in order; a gap (parts written by several workers, interrupted) ends the list, and the
+    parts after it are removed (they are computed again)."""
     files = sorted(parts_dir.glob("part-*.npz"))
     done = []
     for i, f in enumerate(files):
