@@ -7,8 +7,8 @@
 Each measurement is the whole job of one shard, ``write_shard_features``: the shard scanned and read, tokenised
 (the real offline teacher tokenizer: all-MiniLM-L6-v2's uncased WordPiece, the vocabulary of bert-base-uncased),
 aligned, the batches and their index arrays built, and the part files written, at the paper config's feature
-specs and batch size (``teacher.batch_tokens``) on real text: the first sentences of
-``../shared/data/corpus/enwiki-2015/AA/wiki_00.xz`` (``teacher_throughput.build_shard``: regex tokens,
+specs and batch size (``teacher.batch_tokens``) on real text: the first ``--sentences`` training sentences of
+``../shared/data/corpus/enwiki-2015/AA/wiki_*.xz``, file after file (``teacher_throughput.build_shard``: regex tokens,
 lower-cased, 10-40 tokens kept), cut in parts of ``--part-sentences``. The device is a stand-in that costs
 nothing: ``FeatureExtractor.compute``
 becomes "take the batches' index arrays as the device would, and hand back the part's output arrays of
@@ -47,12 +47,29 @@ BARE_FORWARD_WORDS_PER_S = 880_373  # bert-base, bf16, one H200 (config/unit_cos
 WIDTH = 768  # bert-base-uncased
 
 
-def corpus_shard(path: Path, sentences: int, source: Path) -> Path:
+def corpus_shard(path: Path, sentences: int, sources: list[Path]) -> tuple[Path, int]:
+    """A shard of the first ``sentences`` training sentences of ``sources`` (one file after the other, each
+    ``teacher_throughput.build_shard``'s, the gzip members concatenated); returns it and its training sentences
+    (fewer where the files run out)."""
+    import gzip
+    import shutil
+
     sys.path.insert(0, str(ROOT / "benchmarks"))
     sys.path.insert(0, str(ROOT / "workflow"))
     import teacher_throughput
 
-    return teacher_throughput.build_shard(path, source, sentences)
+    kept = 0
+    with open(path, "wb") as out:
+        for i, source in enumerate(sources):
+            if kept >= sentences:
+                break
+            piece = teacher_throughput.build_shard(path.with_suffix(f".{i}.gz"), source, sentences - kept)
+            with gzip.open(piece, "rt", encoding="utf-8") as fh:
+                kept += sum(line.split("\t", 3)[2] == "1" for line in fh)
+            with open(piece, "rb") as fh:
+                shutil.copyfileobj(fh, out)
+            piece.unlink()
+    return path, kept
 
 
 # ---------------------------------------------------------------- one run (in its own process)
@@ -89,14 +106,13 @@ def standin_compute(features, max_rows: int):
 
 
 def timed_prepared_parts(*args):
-    """A worker's share of the parts (``features.prepared_parts``), its CPU seconds from its first part on written
-    to ``$STATICVEC_HOST_CPU_DIR/<pid>.json`` at its end: the worker's work without its start-up."""
+    """A worker's share of the parts (``features.prepared_parts``), its CPU seconds before its first part (its
+    start-up: interpreter, imports, the tokenizer unpickled) written to ``$STATICVEC_HOST_CPU_DIR/<pid>.json``:
+    the rest of the worker's CPU time is its work, the part files it writes included."""
     from staticvec.teacher import features
 
-    start = time.process_time()
+    Path(os.environ["STATICVEC_HOST_CPU_DIR"], f"{os.getpid()}.json").write_text(json.dumps(time.process_time()))
     yield from features.prepared_parts(*args)
-    Path(os.environ["STATICVEC_HOST_CPU_DIR"], f"{os.getpid()}.json").write_text(
-        json.dumps(time.process_time() - start))
 
 
 def one_run(args) -> dict:
@@ -148,12 +164,12 @@ def one_run(args) -> dict:
         parent = time.process_time() - cpu
         children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers, joined by now
         size = sum(f.stat().st_size for f in Path(out, "parts").glob("part-*.npz"))
-        working = [json.loads(f.read_text()) for f in Path(cpu_dir).glob("*.json")]
-        if args.workers[0] and len(working) != args.workers[0]:
-            raise SystemExit(f"{len(working)} of {args.workers[0]} workers reported their CPU time")
+        startup = [json.loads(f.read_text()) for f in Path(cpu_dir).glob("*.json")]
+        if args.workers[0] and len(startup) != args.workers[0]:
+            raise SystemExit(f"{len(startup)} of {args.workers[0]} workers reported their start-up")
     workers = children.ru_utime + children.ru_stime
     return {"words": sidecar["words"], "parts": len(sidecar["parts"]), "wall_s": wall, "parent_cpu_s": parent,
-            "workers_cpu_s": workers, "workers_startup_cpu_s": workers - sum(working), "bytes": size}
+            "workers_cpu_s": workers, "workers_startup_cpu_s": sum(startup), "bytes": size}
 
 
 # ---------------------------------------------------------------- the table
@@ -164,13 +180,15 @@ def main(argv=None) -> int:
     ap.add_argument("--against", default=None, metavar="DIR", help="also today's code: a checkout's root (its workflow/)")
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="host workers of this checkout's rows")
     ap.add_argument("--passes", nargs="+", default=list(PASSES), choices=PASSES)
-    ap.add_argument("--sentences", type=int, default=20000,
-                    help="training sentences of the shard (~23 words each; enough that the workers' start-up, about "
-                         "half a core-second each, is small beside the job's wall time)")
+    ap.add_argument("--sentences", type=int, default=60000,
+                    help="training sentences of the shard (~23 words each, about 9 of the dump's files: enough that "
+                         "the workers' start-up, about a third of a core-second each, is small beside the job)")
     ap.add_argument("--part-sentences", type=int, default=1000,
                     help="sentences per part (0: the paper config's 4,096): enough parts for every worker to have "
                          "several (a part is the unit of work a worker takes)")
-    ap.add_argument("--corpus-file", default=str(ROOT / "../shared/data/corpus/enwiki-2015/AA/wiki_00.xz"))
+    ap.add_argument("--corpus-files", nargs="+",
+                    default=sorted(str(f) for f in (ROOT.parent / "shared/data/corpus/enwiki-2015/AA").glob("wiki_*.xz")),
+                    help="the text, read in this order until --sentences (default: the dump's AA/wiki_*.xz)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each row (medians), interleaved")
     ap.add_argument("--device-words-per-s", type=float, default=BARE_FORWARD_WORDS_PER_S,
                     help="the device's rate to keep fed (default: bert-base's bare forward on one H200)")
@@ -197,8 +215,9 @@ def main(argv=None) -> int:
     rows_of += [(f"this checkout, {w} host worker(s)" if w else "this checkout, in the process", str(ROOT), w, "off")
                 for w in args.workers]
     with tempfile.TemporaryDirectory(prefix="staticvec-host-") as tmp:
-        shard = corpus_shard(Path(tmp) / "shard.tsv.gz", args.sentences, Path(args.corpus_file))
-        print(f"host work of a teacher pass, stand-in device; {args.sentences} sentences of {Path(args.corpus_file).name} "
+        shard, kept = corpus_shard(Path(tmp) / "shard.tsv.gz", args.sentences, [Path(f) for f in args.corpus_files])
+        print(f"host work of a teacher pass, stand-in device; {kept} training sentences of "
+              f"{Path(args.corpus_files[0]).parent.name}/wiki_*.xz "
               f"in parts of {args.part_sentences or 'the paper config'}; "
               f"tokenizer parallelism {env['TOKENIZERS_PARALLELISM']}; load average {os.getloadavg()[0]:.1f} on "
               f"{os.cpu_count()} CPUs", flush=True)
