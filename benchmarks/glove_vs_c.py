@@ -123,6 +123,17 @@ def main(argv=None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     results_path = work / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    # what the work folder's vocabulary and results were made from: another text (or min count) starts them anew,
+    # else a run on a small text would lend its vocabulary to the next one's (and its figures be quietly wrong)
+    stat = args.text.stat()
+    source = {"text": str(args.text.resolve()), "bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+              "min_count": args.min_count}
+    source_path = work / "source.json"
+    if not source_path.exists() or json.loads(source_path.read_text()) != source:
+        for stale in ("vocab.tsv", "vocab.c.txt", "results.json"):
+            (work / stale).unlink(missing_ok=True)
+        results = {}
+        source_path.write_text(json.dumps(source, indent=2))
     if set(args.skip) != {"c", "ours"}:
         results["load_before"] = load_average()
 
