@@ -170,12 +170,10 @@ def write_shard_features(teacher, shard, out_dir, spec: FeatureSpec, vocab=None,
             n_new += 1
             bar.update(len(arrays["sentence_records"]))
         if max_parts is not None and n_new >= max_parts:
-            writer.close()
             bar.close()
-            return {}
+            return {}  # (the with's end waits for every file)
         if spec.ase and last_part is not None:
             writer.write(last_part, None, extractor.ase_state())
-        writer.close()
     bar.close()
     elapsed = time.time() - started
     return _finish(out_dir, plan, extractor, teacher, spec, vocab, elapsed, pieces, n_new, truncated)
