@@ -314,6 +314,56 @@ def test_max_epochs_caps_the_library_training(setup, distilled):
         TokenlearnParams(max_epochs=0)
 
 
+def test_indexing_backward_on_two_threads_adds_in_order_under_deterministic_torch():
+    """The library's ``w[ids]`` on a batch of long texts (256 x 512 ids, over torch's 32,768-element grain): its
+    backward (index_put_ with accumulate) on 2 threads is, under ``deterministic_torch``, the float32 sum in the
+    ids' order (np.add.at, brute force) -- without it torch adds with atomics from both threads, in an order that
+    changes from run to run -- and the setting is the caller's again after the block, an error's too."""
+    from staticvec.device import deterministic_torch
+
+    rng = np.random.default_rng(0)
+    ids = torch.from_numpy(rng.integers(0, 4, (256, 512))).int()  # four rows: both threads add to each of them
+    upstream = torch.from_numpy(rng.standard_normal((256, 512)).astype(np.float32))
+    in_order = np.zeros(4, np.float32)
+    np.add.at(in_order, ids.numpy().ravel(), upstream.numpy().ravel())
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        for _ in range(5):
+            w = torch.zeros(4, requires_grad=True)
+            with deterministic_torch("cpu"):
+                assert torch.are_deterministic_algorithms_enabled()
+                (w[ids] * upstream).sum().backward()
+            np.testing.assert_array_equal(w.grad.numpy(), in_order)
+    finally:
+        torch.set_num_threads(threads)
+    assert not torch.are_deterministic_algorithms_enabled()
+    with pytest.raises(KeyError), deterministic_torch("cpu"):
+        raise KeyError("x")
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
+def test_the_library_trains_under_deterministic_torch(setup, distilled, monkeypatch):
+    """``fit`` runs the library's training with torch's deterministic kernels on, and leaves them as it found them."""
+    import tokenlearn.train
+    from model2vec import StaticModel
+
+    from staticvec.train.tokenlearn import TokenlearnParams, fit, read_targets
+
+    seen = []
+    library = tokenlearn.train.train_model
+
+    def spy(*args, **kwargs):
+        seen.append(torch.are_deterministic_algorithms_enabled())
+        return library(*args, **kwargs)
+
+    monkeypatch.setattr(tokenlearn.train, "train_model", spy)
+    texts, targets, _ = read_targets(setup["shards"], setup["sentence"])
+    fit(StaticModel.from_pretrained(distilled[8]), texts, targets, TokenlearnParams(dim=8, max_epochs=2), seed=1,
+        device="cpu")
+    assert seen == [True] and not torch.are_deterministic_algorithms_enabled()
+
+
 def test_parameters_and_limits_are_checked(setup):
     from staticvec.train.tokenlearn import TokenlearnParams, check_padding, train
 

@@ -4,6 +4,7 @@ teacher passes and the tagger."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -193,3 +194,28 @@ def default_threads() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def deterministic_torch(device: str):
+    """torch's deterministic kernels within the block, the previous setting restored after it.
+
+    Why: on CPU, torch adds the backward of indexing a tensor (``w[ids]``: ``index_put_`` with accumulate) with
+    atomic float additions from every thread once a batch holds 32,768 elements or more; the order of the additions
+    to a shared row, hence the last bits of the result, then changes from run to run (the Tokenlearn library's
+    training loop does this on a batch of 256 texts whose longest has 128 tokens or more: not the default's
+    sentences of at most 40 words, but longer ones of a corpus of one's own). Deterministic mode adds them in order
+    on one thread. On a GPU the ops without a deterministic kernel warn instead of failing (``warn_only``), and cuBLAS
+    gets the workspace setting its deterministic mode needs, unless one is set already.
+    """
+    import torch
+
+    before = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    on_cpu = str(device).split(":")[0] == "cpu"
+    if not on_cpu:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=not on_cpu)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])

@@ -39,7 +39,11 @@ mode), so they are done once per (teacher, corpus, ``DISTILLATION_KEYS``) by :fu
 the same vectors as distilling in the seed's own job, since the one-job path (:func:`train`) also seeds
 after distilling, the float32 rows cross the file exactly (safetensors) and the tokenizer with them
 (``tokenizer.json``). What still must match is the floating-point environment: the forward's and the
-training's torch threads and device (the workflow gives the distillation rule the training rule's threads).
+training's torch threads and device (the workflow gives the distillation rule the training rule's threads),
+and torch's deterministic kernels during the training (:func:`staticvec.device.deterministic_torch`: on more than
+one thread, the library's ``w[ids]`` adds its gradient with atomics from every thread on a batch whose longest
+text has 128 tokens or more, in an order, hence last bits, that change from run to run; the default's sentences
+of at most 40 words stay below that).
 
 The library has no epoch cap (``range(100_000)``; 324 epochs on the tests' 40 sentences): ``max_epochs``
 (default none: the library's behaviour) stops it at the start of epoch ``max_epochs + 1`` through the
@@ -326,6 +330,8 @@ def fit(model, texts: list[str], targets: np.ndarray, params: TokenlearnParams, 
 
     from tokenlearn.train import train_model
 
+    from staticvec.device import deterministic_torch
+
     check_sizes(*targets.shape, params)
     check_padding(model)
     started = time.time()
@@ -336,7 +342,7 @@ def fit(model, texts: list[str], targets: np.ndarray, params: TokenlearnParams, 
     library_log.setLevel(logging.INFO)  # its epoch and validation lines, whatever the root logger's level
     library_log.addHandler(curve)
     try:
-        with _EpochCap(params.max_epochs) as cap:
+        with _EpochCap(params.max_epochs) as cap, deterministic_torch(device):
             model = train_model(model, texts, targets, device=device, pca_dims=params.dim)
     finally:
         library_log.removeHandler(curve)
