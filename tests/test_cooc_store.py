@@ -138,6 +138,51 @@ def test_writer_rejects_unsorted_blocks_and_leaves_no_file(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("background", [False, True])
+def test_writer_in_blocks_is_the_store_of_one_write_with_or_without_its_thread(tmp_path, background):
+    """Blocks written one after another, on the writer's thread or not, make the bytes (records, CRC, header) of
+    the whole records written at once; a caller's arrays may change as soon as ``write`` returns (the two pooled
+    blocks hold copies), and a block that goes back is refused in either mode, leaving no file."""
+    i, j, x = sort_reduce(*random_triples(5, n=4000), V)
+    whole = write_store(tmp_path / "whole.cooc", i, j, x, V)
+    cuts = [0, 1, 7, 500, 501, 2000, len(i)]
+    with SortedStoreWriter(tmp_path / "blocks.cooc", V, background=background) as writer:
+        for a, b in zip(cuts, cuts[1:]):
+            bi, bj, bx = i[a:b].copy(), j[a:b].copy(), x[a:b].astype(np.float64)
+            writer.write(bi, bj, bx)
+            bi[:], bj[:], bx[:] = 0, 0, -1.0  # reused by the caller at once
+    assert writer.header["checksum"] == whole["checksum"]
+    assert (tmp_path / "blocks.cooc").read_bytes() == (tmp_path / "whole.cooc").read_bytes()
+    CoocStore(tmp_path / "blocks.cooc").verify()
+    with pytest.raises(ValueError, match="increasing"):
+        with SortedStoreWriter(tmp_path / "w.cooc", V, background=background) as writer:
+            writer.write(i[:10], j[:10], x[:10])
+            writer.write(i[5:6], j[5:6], x[5:6])  # a key already written
+    assert not (tmp_path / "w.cooc").exists()
+
+
+def test_a_write_error_on_the_writers_thread_reaches_the_caller_and_leaves_no_file(tmp_path):
+    class FullDisk:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def write(self, data):
+            if memoryview(data).nbytes > 100:  # the records' blocks, not the header
+                raise OSError(28, "No space left on device")
+            return self.fh.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+    i, j, x = sort_reduce(*random_triples(6, n=4000), V)
+    with pytest.raises(OSError, match="No space left"):
+        with SortedStoreWriter(tmp_path / "full.cooc", V, background=True) as writer:
+            writer._behind.fh = FullDisk(writer._behind.fh)
+            for a in range(0, len(i), 50):
+                writer.write(i[a:a + 50], j[a:a + 50], x[a:a + 50])  # raised at a later block, or at the close
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
 def test_ids_outside_the_vocabulary_are_rejected(tmp_path):
     with CoocAccumulator(V, tmp_dir=tmp_path) as acc:
         with pytest.raises(ValueError, match="outside"):

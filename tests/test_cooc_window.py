@@ -187,3 +187,24 @@ def _capped(new_hash, max_bytes):
         self.hash_max_bytes = max_bytes
         return new_hash(self, bits)
     return capped
+
+
+def test_a_merge_in_many_blocks_read_ahead_is_the_store_of_one_block(tmp_path):
+    """The table (dense part and hash), the buffer and the spilled runs merged in blocks of a few records, each
+    read a block ahead of the merge on another thread while the writer's thread writes the one before (the
+    table's block arrays reused every other block), give the store of one block, byte for byte."""
+    sentences = zipf_sentences(4, n=1500, n_words=400)
+    vocab = Vocabulary.from_counts(count_tokens(sentences), min_count=2)
+    stores = {}
+    for block_entries in (1 << 20, 7, 64):
+        path = tmp_path / f"b{block_entries}.cooc"
+        with WindowCounter(len(vocab), 5, memory_gb=0.01, tmp_dir=tmp_path, max_product=3000,
+                           dense_max_product=100, overflow_entries=700) as counter:
+            for ids, offsets in token_id_chunks(sentences, vocab.index, chunk_tokens=50):
+                counter.add(ids, offsets)
+            assert counter.n_hash > 0 and counter.n_spills > 0  # the three sources hold pairs
+            counter.finish(path, vocab_fingerprint(vocab), block_entries=block_entries)
+        CoocStore(path).verify()
+        stores[block_entries] = path.read_bytes()
+    assert stores[7] == stores[1 << 20] == stores[64]
+    assert len(CoocStore(tmp_path / "b7.cooc")) > 20 * 7  # many blocks

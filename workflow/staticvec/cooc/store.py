@@ -29,9 +29,11 @@ import hashlib
 import json
 import logging
 import os
+import queue
 import shutil
 import struct
 import tempfile
+import threading
 import zlib
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -68,12 +70,86 @@ def vocab_fingerprint(vocab) -> str:
     return digest.hexdigest()
 
 
+@numba.njit(cache=True, nogil=True)
+def _pack_increasing(i, j, x, n_cols, last_key, out_i, out_j, out_x):
+    """Copy (i, j, x) into a record block's columns, checking on the way that the keys i * n_cols + j increase
+    from ``last_key``: the last key copied, or -1 at the first key that does not increase."""
+    prev = last_key
+    for p in range(i.shape[0]):
+        key = np.int64(i[p]) * n_cols + np.int64(j[p])
+        if key <= prev:
+            return -1
+        prev = key
+        out_i[p] = i[p]
+        out_j[p] = j[p]
+        out_x[p] = x[p]
+    return prev
+
+
+class _WriteBehind:
+    """A store file's CRC and writes done on one thread, in order, while the caller makes the next block (both
+    release the GIL): the merge of a store overlaps its writing. The caller fills one of two record blocks in
+    turn (:meth:`block`), so memory stays two blocks however long the file; an error of the thread (a full disk)
+    is raised in the caller at its next block or at :meth:`close`."""
+
+    def __init__(self, fh):
+        self.fh = fh
+        self.crc = 0
+        self.error: BaseException | None = None
+        self._todo: queue.Queue = queue.Queue(1)
+        self._free: queue.Queue = queue.Queue()
+        for _ in range(2):
+            self._free.put(np.empty(0, RECORD))
+        self._thread = threading.Thread(target=self._run, name="store-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self._todo.get()
+            if item is None:
+                return
+            block, n, pooled = item
+            if self.error is None:
+                try:
+                    data = block[:n]
+                    self.crc = zlib.crc32(data, self.crc)
+                    self.fh.write(data)
+                except BaseException as exc:  # raised in the caller
+                    self.error = exc
+            if pooled:
+                self._free.put(block)
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def block(self, n: int) -> np.ndarray:
+        """A free record block of at least ``n`` rows (waits for the one being written)."""
+        block = self._free.get()
+        self._raise()
+        return block if len(block) >= n else np.empty(n, RECORD)
+
+    def put(self, block: np.ndarray, n: int, pooled: bool = True) -> None:
+        """Write the first ``n`` rows of ``block`` after the blocks put before; a block of :meth:`block` goes back
+        to the pool once written (``pooled``), any other must stay unchanged until :meth:`close`."""
+        self._todo.put((block, n, pooled))
+
+    def close(self) -> int:
+        """Wait for every block put; the CRC of all of them (a write error raised)."""
+        self._todo.put(None)
+        self._thread.join()
+        self._raise()
+        return self.crc
+
+
 class SortedStoreWriter:
     """Stream sorted, duplicate-free blocks of records into a store file (atomically).
 
     ``write`` checks that each block is sorted and continues after the previous one; the
     header (entry count, checksum) is completed by ``close``. With ``ordered=False`` the
     records are written as given (a shuffled copy for training) and the header says so.
+    With ``background=True`` the CRC and the file writes run on a thread of their own
+    (:class:`_WriteBehind`), overlapping whatever the caller does between its writes.
     """
 
     def __init__(
@@ -83,6 +159,7 @@ class SortedStoreWriter:
         vocab_sha256: str | None = None,
         meta: dict | None = None,
         ordered: bool = True,
+        background: bool = False,
     ):
         self.path = Path(path)
         self.vocab_size = int(vocab_size)
@@ -108,6 +185,7 @@ class SortedStoreWriter:
         self._n = 0
         self._last_key = -1
         self._closed = False
+        self._behind = _WriteBehind(self._fh) if background else None
 
     def _header_bytes(self, n_entries: int | None = None) -> bytes:
         header = dict(self.header)
@@ -119,26 +197,47 @@ class SortedStoreWriter:
         n = len(i)
         if n == 0:
             return
+        if not (len(j) == n == len(x)):
+            raise ValueError("i, j and x differ in length")
+        block = self._behind.block(n) if self._behind else np.empty(n, dtype=RECORD)
         if self.ordered:
-            keys = np.asarray(i, dtype=np.int64) * self.vocab_size + np.asarray(j, dtype=np.int64)
-            if keys[0] <= self._last_key or (n > 1 and not (np.diff(keys) > 0).all()):
+            last = _pack_increasing(np.asarray(i), np.asarray(j), np.asarray(x), self.vocab_size, self._last_key,
+                                    block["i"], block["j"], block["x"])
+            if last < 0:
+                if self._behind:
+                    self._behind.put(block, 0)  # back to the pool, nothing written
                 raise ValueError("store records must be written in increasing (i, j) order without duplicates")
-            self._last_key = int(keys[-1])
-        block = np.empty(n, dtype=RECORD)
-        block["i"], block["j"], block["x"] = i, j, x
-        self.write_records(block)
+            self._last_key = int(last)
+        else:
+            block["i"][:n], block["j"][:n], block["x"][:n] = i, j, x
+        if self._behind:
+            self._behind.put(block, n)
+            self._n += n
+        else:
+            self.write_records(block)
 
     def write_records(self, block: np.ndarray) -> None:
-        """Append records given as a RECORD array (order checked only by :meth:`write`)."""
+        """Append records given as a RECORD array (order checked only by :meth:`write`); with ``background``,
+        ``block`` must stay unchanged until :meth:`close` (it is written later, on the writer's thread)."""
         data = np.ascontiguousarray(block, dtype=RECORD)
-        self._crc = zlib.crc32(data, self._crc)
-        self._fh.write(data)  # the buffer itself: no bytes copy
+        if self._behind:
+            self._behind.put(data, len(data), pooled=False)
+        else:
+            self._crc = zlib.crc32(data, self._crc)
+            self._fh.write(data)  # the buffer itself: no bytes copy
         self._n += len(data)
 
     def close(self) -> dict:
         """Finish the file: write the header and move it into place. Returns the header."""
         if self._closed:
             return self.header
+        if self._behind:
+            behind, self._behind = self._behind, None
+            try:
+                self._crc = behind.close()
+            except BaseException:
+                self.abort()  # the temporary file removed, nothing in place
+                raise
         self.header["n_entries"] = self._n
         self.header["checksum"] = f"crc32:{self._crc:08x}"
         text = self._header_bytes()
@@ -153,6 +252,10 @@ class SortedStoreWriter:
 
     def abort(self) -> None:
         if not self._closed:
+            if self._behind:
+                behind, self._behind = self._behind, None
+                with contextlib.suppress(BaseException):
+                    behind.close()
             self._fh.close()
             self._closed = True
             with contextlib.suppress(BaseException):
@@ -509,6 +612,35 @@ def merge_meta(metas: Sequence[dict], names: Sequence[str]) -> dict:
     return merged
 
 
+def _row_blocks(sources: Sequence, vocab_size: int, block_entries: int) -> list[tuple[int, int]]:
+    """The merge's blocks of rows [r0, r1): each holds the rows whose records (over all sources) number at most
+    ``block_entries`` (or one row, if a single row has more); the rows past the last record are left out."""
+    blocks = []
+    total = sum(len(s) for s in sources)
+    r0 = 0
+    while r0 < vocab_size:
+        base = [s.count_before(r0) for s in sources]
+        if total == sum(base):
+            break
+
+        def load(r1: int) -> int:
+            return sum(s.count_before(r1) - b for s, b in zip(sources, base))
+
+        lo, hi = r0 + 1, vocab_size  # largest r1 in [r0+1, V] with load(r1) <= block
+        if load(hi) <= block_entries:
+            lo = hi
+        else:
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if load(mid) <= block_entries:
+                    lo = mid
+                else:
+                    hi = mid - 1
+        blocks.append((r0, lo))
+        r0 = lo
+    return blocks
+
+
 def merge_sources(
     sources: Sequence,
     out: str | os.PathLike,
@@ -522,35 +654,23 @@ def merge_sources(
     Each block holds the rows whose records (over all sources) number at most
     ``block_entries`` (or one row, if a single row has more), so memory stays bounded.
     Blocks are kept small (arrays of a few MB) so that the allocator reuses their memory
-    instead of mapping and faulting in fresh pages for every block.
+    instead of mapping and faulting in fresh pages for every block. Three threads share the work: one reads
+    the sources' next block (:func:`staticvec.background.made_ahead`: a source's ``rows`` may reuse the arrays of
+    its call before the last, as the window counter's table does), this one merges the block, and the writer's
+    thread checksums and writes the block before (``SortedStoreWriter(background=True)``).
     """
-    with SortedStoreWriter(out, vocab_size, vocab_sha256, meta) as writer:
-        r0 = 0
-        while r0 < vocab_size:
-            base = [s.count_before(r0) for s in sources]
-            if sum(len(s) for s in sources) == sum(base):
-                break
+    from functools import partial
 
-            def load(r1: int) -> int:
-                return sum(s.count_before(r1) - b for s, b in zip(sources, base))
+    from staticvec.background import made_ahead
 
-            lo, hi = r0 + 1, vocab_size  # largest r1 in [r0+1, V] with load(r1) <= block
-            if load(hi) <= block_entries:
-                lo = hi
-            else:
-                while lo < hi:
-                    mid = (lo + hi + 1) // 2
-                    if load(mid) <= block_entries:
-                        lo = mid
-                    else:
-                        hi = mid - 1
-            r1 = lo
-            parts = [s.rows(r0, r1) for s in sources]
-            parts = [p for p in parts if len(p[0])]
+    def read(r0: int, r1: int):
+        return [p for p in (s.rows(r0, r1) for s in sources) if len(p[0])]
+
+    with SortedStoreWriter(out, vocab_size, vocab_sha256, meta, background=True) as writer:
+        for parts in made_ahead(partial(read, r0, r1) for r0, r1 in _row_blocks(sources, vocab_size, block_entries)):
             if parts:
                 i, j, x = parts[0] if len(parts) == 1 else merge_sorted_parts(parts, vocab_size)
                 writer.write(i, j, x)
-            r0 = r1
     return writer.header
 
 

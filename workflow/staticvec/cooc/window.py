@@ -181,6 +181,54 @@ def _to_full_table(table, row_start, row_limit, n_rows, keys, vals, vocab_size, 
 
 
 @numba.njit(cache=True, nogil=True)
+def _hash_by_column(keys, vals, vocab_size):
+    """The hash's cells as (lo, hi, value) ordered by hi (a counting sort: one pass to count, one to place;
+    the first of the two stable passes of :func:`_by_row`)."""
+    start = np.zeros(vocab_size + 1, np.int64)
+    for p in range(keys.shape[0]):
+        if keys[p] != _EMPTY:
+            start[(keys[p] - 1) % vocab_size + 1] += 1
+    for c in range(vocab_size):
+        start[c + 1] += start[c]
+    n = start[vocab_size]
+    lo = np.empty(n, np.int32)
+    hi = np.empty(n, np.int32)
+    x = np.empty(n, np.float64)
+    for p in range(keys.shape[0]):
+        if keys[p] != _EMPTY:
+            key = keys[p] - 1
+            a = key // vocab_size
+            b = key - a * vocab_size
+            q = start[b]
+            start[b] = q + 1
+            lo[q] = a
+            hi[q] = b
+            x[q] = vals[p]
+    return lo, hi, x
+
+
+@numba.njit(cache=True, nogil=True)
+def _by_row(lo, hi, x, vocab_size):
+    """(lo, hi, value) ordered by hi, stably re-ordered by lo: sorted by (lo, hi) in O(n + V), no comparison sort."""
+    n = lo.shape[0]
+    start = np.zeros(vocab_size + 1, np.int64)
+    for p in range(n):
+        start[lo[p] + 1] += 1
+    for r in range(vocab_size):
+        start[r + 1] += start[r]
+    out_lo = np.empty(n, np.int32)
+    out_hi = np.empty(n, np.int32)
+    out_x = np.empty(n, np.float64)
+    for p in range(n):
+        q = start[lo[p]]
+        start[lo[p]] = q + 1
+        out_lo[q] = lo[p]
+        out_hi[q] = hi[p]
+        out_x[q] = x[p]
+    return out_lo, out_hi, out_x
+
+
+@numba.njit(cache=True, nogil=True)
 def _mirror_kernel(lo, hi, x, vocab_size, out_i, out_j, out_x):
     """From sorted unique canonical pairs (lo ≤ hi), the sorted symmetric records:
     (lo, hi) and (hi, lo) with the same value, the diagonal doubled. Within a row r the
@@ -283,8 +331,8 @@ def _table_emit(table, row_start, row_limit, n_rows, r0, r1, total, out_i, out_j
 class _TableSource:
     """The table as a sorted merge source: its dense part mirrored on the fly, with its hashed cells (sorted
     symmetric records, ``hashed``) merged in row by row (the two hold different pairs). The arrays returned by
-    :meth:`rows` are reused by the next call (the merge consumes each block before it asks for the next): a
-    block's output is not fresh memory to fault in every time."""
+    :meth:`rows` are reused by the call after the next (two sets in turn: the merge reads a block ahead while it
+    consumes the one before): a block's output is not fresh memory to fault in every time."""
 
     def __init__(self, counter: "WindowCounter", hashed=None):
         self.c = counter
@@ -297,6 +345,7 @@ class _TableSource:
         if self.hashed is not None:
             self.cum[1:] += np.cumsum(np.bincount(self.hashed[0], minlength=counter.vocab_size))
         self._buffers = {}
+        self._turn = 0
 
     def __len__(self) -> int:
         return int(self.cum[-1])
@@ -305,13 +354,14 @@ class _TableSource:
         return int(self.cum[min(row, self.c.vocab_size)])
 
     def _arrays(self, name: str, n: int):
-        arrays = self._buffers.get(name)
+        arrays = self._buffers.get((name, self._turn))
         if arrays is None or len(arrays[0]) < n:
             arrays = (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.float32))
-            self._buffers[name] = arrays
+            self._buffers[(name, self._turn)] = arrays
         return tuple(a[:n] for a in arrays)
 
     def rows(self, r0: int, r1: int):
+        self._turn ^= 1
         n = self.count_before(r1) - self.count_before(r0)
         c = self.c
         if self.hashed is None:
@@ -476,23 +526,18 @@ class WindowCounter:
 
     def _hashed_cells(self):
         """The hash's cells as sorted symmetric records (mirrored as the table's are); the hash is freed."""
-        full = self.keys != _EMPTY
-        keys = self.keys[full] - 1
-        vals = self.vals[full]
+        lo, hi, vals = _hash_by_column(self.keys, self.vals, self.vocab_size)
         self._new_hash(0)
-        order = np.argsort(keys)
-        keys, vals = keys[order], vals[order]
-        del order
-        lo = (keys // self.vocab_size).astype(np.int32)
-        hi = (keys - lo.astype(np.int64) * self.vocab_size).astype(np.int32)
-        del keys
+        lo, hi, vals = _by_row(lo, hi, vals, self.vocab_size)
         n = 2 * len(lo)
         out_i, out_j, out_x = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.float32)
         m = _mirror_kernel(lo, hi, vals, self.vocab_size, out_i, out_j, out_x)
         return out_i[:m], out_j[:m], out_x[:m]
 
-    def finish(self, out: str | os.PathLike, vocab_sha256: str | None = None, meta: dict | None = None) -> dict:
-        """Merge the table, the buffer and the spilled runs into the store ``out``."""
+    def finish(self, out: str | os.PathLike, vocab_sha256: str | None = None, meta: dict | None = None,
+               block_entries: int = 1 << 20) -> dict:
+        """Merge the table, the buffer and the spilled runs into the store ``out`` (in blocks of rows of at most
+        ``block_entries`` records, :func:`staticvec.cooc.store.merge_sources`)."""
         sources = [_TableSource(self, self._hashed_cells() if self.n_hash else None)]
         if self.n_over:
             sources.append(ArraySource(*self._reduced_overflow()))
@@ -507,7 +552,7 @@ class WindowCounter:
             "n_tokens": self.n_tokens,
             "n_sentences": self.n_sentences,
         }
-        return self.runs.finish(out, vocab_sha256, meta, extra_sources=sources)
+        return self.runs.finish(out, vocab_sha256, meta, extra_sources=sources, block_entries=block_entries)
 
     def close(self) -> None:
         self.runs.close()
