@@ -22,6 +22,9 @@ between C's and ours, and its store compared with ours byte for byte (``old_stor
 twice and take the second run, whose numba caches are warm for both revisions)::
 
     python benchmarks/glove_vs_c.py --text benchmarks/work/aa.txt --counting-only --old-code main --work benchmarks/work/count
+
+``--repeat N`` (with ``--counting-only``): the counters N times in turn, medians with their range, and the ratio of
+our wall time to C's (and the old code's) round by round: the figure to quote on a noisy machine.
 """
 
 from __future__ import annotations
@@ -97,6 +100,24 @@ def compare_counts(c_file: Path, ours_file: Path) -> dict:
     return {"same_pairs": same_pairs, "max_relative_difference": max_rel}
 
 
+def median_run(runs: list[dict]) -> dict:
+    """Each figure's median over repeated runs (one run: itself), with its min and max beside it."""
+    if len(runs) == 1:
+        return runs[0]
+    out = {}
+    for key in runs[0]:
+        values = sorted(r[key] for r in runs)
+        out[key] = values[len(values) // 2] if len(values) % 2 else round((values[len(values) // 2 - 1] + values[len(values) // 2]) / 2, 1)
+        out[f"{key}_min"], out[f"{key}_max"] = values[0], values[-1]
+    return out
+
+
+def spread(values: list[float]) -> dict:
+    values = sorted(values)
+    mid = values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+    return {"min": round(values[0], 3), "median": round(mid, 3), "max": round(values[-1], 3), "n": len(values)}
+
+
 def load_average() -> str:
     return os.getloadavg().__repr__()
 
@@ -118,6 +139,9 @@ def main(argv=None) -> int:
     parser.add_argument("--skip", nargs="*", default=[], choices=["c", "ours"], help="reuse a previous run's results")
     parser.add_argument("--counting-only", action="store_true", help="count only: no shuffle, no training, no scores")
     parser.add_argument("--old-code", default=None, metavar="REV", help="also count with this revision's code")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="--counting-only: run the counters N times in turn; medians, their range and each "
+                             "round's ratio of our wall time to the others'")
     args = parser.parse_args(argv)
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
@@ -153,11 +177,7 @@ def main(argv=None) -> int:
 
     if args.counting_only:
         c = args.glove_c
-        results["c"] = {"cooccur": timed([str(c / "cooccur"), "-memory", str(args.memory), "-vocab-file", str(vocab_c),
-                                          "-verbose", "0", "-window-size", str(args.window), "-overflow-file",
-                                          str(work / "overflow")], work / "c_cooccur.log", stdin=args.text,
-                                         stdout=work / "c.cooc.bin"),
-                        "n_entries": (work / "c.cooc.bin").stat().st_size // 16}
+        old = None
         if args.old_code:  # kept in --work: numba's cache beside it is warm from the second run on, as ours is
             old = work / f"old-code-{args.old_code}"
             if not (old / "workflow").exists():
@@ -165,9 +185,23 @@ def main(argv=None) -> int:
                 archive = subprocess.run(["git", "archive", args.old_code, "workflow"], cwd=REPO, check=True,
                                          capture_output=True).stdout
                 subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-            results["ours_old"] = {"revision": args.old_code,
-                                   "cooccur": count_ours(old / "workflow", work / "ours_old.cooc", "ours_old_cooc.log")}
-        results["ours"] = {"cooccur": count_ours(REPO / "workflow", work / "ours.cooc", "ours_cooc.log")}
+        runs = {"c": [], "ours_old": [], "ours": []}
+        for _ in range(args.repeat):  # in turn (C, old, ours, C, ...): a drift of the machine reaches all three
+            runs["c"].append(timed([str(c / "cooccur"), "-memory", str(args.memory), "-vocab-file", str(vocab_c),
+                                    "-verbose", "0", "-window-size", str(args.window), "-overflow-file",
+                                    str(work / "overflow")], work / "c_cooccur.log", stdin=args.text,
+                                   stdout=work / "c.cooc.bin"))
+            if old is not None:
+                runs["ours_old"].append(count_ours(old / "workflow", work / "ours_old.cooc", "ours_old_cooc.log"))
+            runs["ours"].append(count_ours(REPO / "workflow", work / "ours.cooc", "ours_cooc.log"))
+        results["c"] = {"cooccur": median_run(runs["c"]), "n_entries": (work / "c.cooc.bin").stat().st_size // 16}
+        if old is not None:
+            results["ours_old"] = {"revision": args.old_code, "cooccur": median_run(runs["ours_old"])}
+        results["ours"] = {"cooccur": median_run(runs["ours"])}
+        if args.repeat > 1:
+            results["runs"] = {k: v for k, v in runs.items() if v}
+            results["wall_ratios"] = {f"ours/{k}": spread([o["seconds"] / b["seconds"] for o, b in zip(runs["ours"], v)])
+                                      for k, v in runs.items() if v and k != "ours"}
         results["counts_compared"] = compare_counts(work / "c.cooc.bin", work / "ours.cooc")
         if args.old_code:
             results["old_store_identical"] = (work / "ours_old.cooc").read_bytes() == (work / "ours.cooc").read_bytes()
@@ -179,6 +213,8 @@ def main(argv=None) -> int:
             if name in results:
                 r = results[name]["cooccur"]
                 print(f"| {name} | {r['seconds']} s (CPU {r['cpu_seconds']} s) | {r['peak_rss_mb']} MB |")
+        for name, r in results.get("wall_ratios", {}).items():
+            print(f"wall time {name}, round by round over {r['n']} rounds: median {r['median']} [{r['min']}-{r['max']}]")
         print(f"counts compared with C: {results['counts_compared']}; old store identical: "
               f"{results.get('old_store_identical')}; load: before {results.get('load_before')}, after {results['load_after']}")
         return 0
