@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -106,16 +107,15 @@ def median_run(runs: list[dict]) -> dict:
         return runs[0]
     out = {}
     for key in runs[0]:
-        values = sorted(r[key] for r in runs)
-        out[key] = values[len(values) // 2] if len(values) % 2 else round((values[len(values) // 2 - 1] + values[len(values) // 2]) / 2, 1)
-        out[f"{key}_min"], out[f"{key}_max"] = values[0], values[-1]
+        values = [r[key] for r in runs]
+        out[key] = round(statistics.median(values), 1)
+        out[f"{key}_min"], out[f"{key}_max"] = min(values), max(values)
     return out
 
 
 def spread(values: list[float]) -> dict:
-    values = sorted(values)
-    mid = values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
-    return {"min": round(values[0], 3), "median": round(mid, 3), "max": round(values[-1], 3), "n": len(values)}
+    return {"min": round(min(values), 3), "median": round(statistics.median(values), 3), "max": round(max(values), 3),
+            "n": len(values)}
 
 
 def load_average() -> str:

@@ -211,10 +211,10 @@ def deterministic_torch(device: str):
     import torch
 
     before = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
-    on_cpu = str(device).split(":")[0] == "cpu"
-    if not on_cpu:
+    gpu = device.startswith("cuda")  # (a resolved device: resolve_device's cpu or cuda[:N])
+    if gpu:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    torch.use_deterministic_algorithms(True, warn_only=not on_cpu)
+    torch.use_deterministic_algorithms(True, warn_only=gpu)
     try:
         yield
     finally:
