@@ -648,6 +648,46 @@ def test_kernel_run_resumes_exactly(tmp_path):
     np.testing.assert_array_equal(resumed.W, whole.W)
 
 
+@pytest.mark.skipif(KERNEL_DEVICE != "cpu", reason="numba's CUDA simulator only (the stand-in of the kernel tests)")
+def test_simulated_threads_of_a_block_get_one_shared_array():
+    """The kernel's lanes sum their partial dots through one shared array; numba's simulator allocated it unlocked,
+    and lanes asking at once could get one each (the kernel test's lanes then stepped with different dots, once in
+    CI). Here 16 threads ask at once, released together by a barrier with the GIL handed over every 10 µs, as in a
+    launch: in each of 60 tries all must get the same array, and arrays asked for on two lines are two arrays.
+    (numba 0.68's own method gave two or three arrays in about 3 tries of 10.)"""
+    import sys
+    import threading
+
+    from staticvec.train.glove_cuda import cuda_module
+
+    cuda_module("cpu")
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+
+    def one_try(threads=16):
+        shared, start, got = FakeCUDAShared(0), threading.Barrier(threads), [None] * threads
+
+        def lane(k):
+            start.wait()
+            got[k] = (shared.array((3, 4), np.float32),
+                      shared.array(4, np.int64))
+        workers = [threading.Thread(target=lane, args=(k,)) for k in range(threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        return {id(a) for a, _ in got}, {id(c) for _, c in got}, got[0]
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        tries = [one_try() for _ in range(60)]
+    finally:
+        sys.setswitchinterval(switch)
+    assert all(len(first) == 1 and len(second) == 1 for first, second, _ in tries)
+    a, c = tries[0][2]
+    assert (a.shape, a.dtype, c.shape, c.dtype) == ((3, 4), np.float32, (4,), np.int64)
+
+
 def test_cuda_engine_is_a_named_option_and_not_part_of_the_fingerprint():
     from staticvec.train.glove import GloveParams
 

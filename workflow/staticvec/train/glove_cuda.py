@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -81,9 +82,48 @@ def cuda_module(device: str):
             f"{'with' if config.ENABLE_CUDASIM else 'without'} the simulator in this process "
             f"(NUMBA_ENABLE_CUDASIM={os.environ.get('NUMBA_ENABLE_CUDASIM', '')!r}); run it in a fresh process, "
             "or use cuda_engine: torch")
+    if simulate:
+        allocate_simulated_shared_arrays_once()
     if not simulate and device != "cuda":
         cuda.select_device(int(device.split(":", 1)[1]))
     return cuda
+
+
+_SHARED_ARRAY_LOCK = threading.Lock()
+
+
+def allocate_simulated_shared_arrays_once() -> None:
+    """Make numba's simulator give every thread of a block the same ``cuda.shared.array``, as the device does.
+
+    The simulator (numba 0.68, ``FakeCUDAShared.array``) allocates a block's shared array when its first thread asks,
+    with an unlocked look-up then insert keyed by the calling line: lanes that ask at once can each get an array of
+    their own, and the kernel's sums then add partials no lane of that group wrote. CI met it once
+    (``test_one_step_is_adagrad_on_the_autograd_gradient[0.7-True-kernel]``: lanes {0, 1} and {2, 3} stepped with two
+    different dots); a 4-lane probe kernel hit it in 2 of 200 launches. This replaces the method by the same look-up
+    under a lock (the key is the caller's file and line, as numba's), once per process."""
+    from numba.core import types
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+    from numba.np import numpy_support
+
+    if getattr(FakeCUDAShared.array, "allocates_once", False) or "_allocations" not in vars(FakeCUDAShared(0)):
+        return  # already done, or a simulator whose allocation is not numba 0.68's (left as it is)
+    unlocked = FakeCUDAShared.array
+
+    def array(self, shape, dtype):
+        if shape == 0:  # dynamic shared memory: one buffer for the launch already, no allocation to race
+            return unlocked(self, shape, dtype)
+        if isinstance(dtype, types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        caller = sys._getframe(1)
+        key = (caller.f_code.co_filename, caller.f_lineno)
+        with _SHARED_ARRAY_LOCK:
+            found = self._allocations.get(key)
+            if found is None:
+                found = self._allocations[key] = np.empty(shape, dtype)
+        return found
+
+    array.allocates_once = True
+    FakeCUDAShared.array = array
 
 
 def resident_workers(cuda) -> int:
